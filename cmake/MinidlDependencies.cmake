@@ -1,0 +1,35 @@
+# Finds minidl's Debian-packaged dependencies; a missing one stops configure with the
+# package to install.
+include(GNUInstallDirs)
+
+macro(minidl_require found what package)
+  if(NOT ${found})
+    message(FATAL_ERROR "minidl needs ${what}: install it with `apt-get install -y ${package}` "
+                        "(or run scripts/setup.sh, which installs every dependency)")
+  endif()
+endmacro()
+
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS)
+minidl_require(BLAS_FOUND "OpenBLAS" libopenblas-dev)
+find_path(MINIDL_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu aarch64-linux-gnu openblas)
+minidl_require(MINIDL_CBLAS_INCLUDE_DIR "cblas.h (OpenBLAS)" libopenblas-dev)
+
+find_package(OpenMP)
+minidl_require(OpenMP_CXX_FOUND "OpenMP" "g++ libgomp1")
+
+find_package(nlohmann_json 3 QUIET)
+minidl_require(nlohmann_json_FOUND "nlohmann/json" nlohmann-json3-dev)
+
+if(MINIDL_BUILD_APPS)
+  find_package(cxxopts QUIET)
+  minidl_require(cxxopts_FOUND "cxxopts" libcxxopts-dev)
+endif()
+if(MINIDL_BUILD_TESTS)
+  find_package(Catch2 2 QUIET)
+  minidl_require(Catch2_FOUND "Catch2 v2" catch2)
+endif()
+if(MINIDL_BUILD_BENCHMARKS)
+  find_package(benchmark QUIET)
+  minidl_require(benchmark_FOUND "Google Benchmark" libbenchmark-dev)
+endif()

@@ -1,0 +1,33 @@
+#pragma once
+// A recorded op in the define-by-run graph: its inputs and a closure that maps the
+// gradient of its output to gradients of its inputs.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minidl/tensor/tensor.hpp"
+
+namespace minidl {
+
+/// Returns one gradient per input, in order; an undefined Tensor means "none".
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
+
+struct Node {
+  std::string name;  // the op, for error messages ("mul", "matmul", ...)
+  /// The inputs that need a gradient; nullptr where an input does not.
+  std::vector<std::shared_ptr<TensorImpl>> inputs;
+  /// Holds what the backward needs; cleared after backward unless retain_graph.
+  BackwardFn backward;
+  bool released = false;
+};
+
+/// Wraps an op's freshly computed result: when grad mode is on and any input requires
+/// grad, records a Node so backward() can reach the inputs. The closure must never
+/// capture `out` itself (that would be a reference cycle): capture out.detach().
+Tensor record(Tensor out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
+
+/// True when any input requires grad and grad mode is on: ops skip saving state otherwise.
+bool needs_grad(const std::vector<Tensor>& inputs);
+
+}  // namespace minidl

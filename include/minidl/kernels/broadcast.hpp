@@ -1,0 +1,53 @@
+#pragma once
+// Plain loops behind the broadcasting ops: no autograd, no allocation beyond index state.
+#include <cstdint>
+
+#include "minidl/tensor/shape.hpp"
+
+namespace minidl::kernels {
+
+/// Strides (in elements) for reading a contiguous tensor of `shape` as if it had the
+/// broadcast shape `out` (0 along expanded dims). `shape` is aligned to the right.
+Shape broadcast_strides(const Shape& shape, const Shape& out);
+
+/// Elements past which elementwise loops run on several OpenMP threads.
+constexpr int64_t kParallelElements = 1 << 16;
+
+/// out[i] = f(a[...], b[...]) over the broadcast shape `out_shape`.
+template <typename F>
+void broadcast_binary(const float* a, const Shape& a_shape, const float* b, const Shape& b_shape, float* out,
+                      const Shape& out_shape, F f) {
+  const int64_t count = numel(out_shape);
+  if (a_shape == b_shape) {  // the common case: one flat loop
+#pragma omp parallel for if (count > kParallelElements) schedule(static)
+    for (int64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
+    return;
+  }
+  if (count == 0) return;
+  const Shape sa = broadcast_strides(a_shape, out_shape);
+  const Shape sb = broadcast_strides(b_shape, out_shape);
+  const int64_t rank = int64_t(out_shape.size());
+  const int64_t inner = rank == 0 ? 1 : out_shape.back();
+  const int64_t ia = rank == 0 ? 0 : sa.back();
+  const int64_t ib = rank == 0 ? 0 : sb.back();
+  Shape index(size_t(rank > 0 ? rank - 1 : 0), 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t row = 0; row < count / inner; ++row) {
+    float* o = out + row * inner;
+    for (int64_t i = 0; i < inner; ++i) o[i] = f(a[oa + i * ia], b[ob + i * ib]);
+    for (int64_t d = rank - 2; d >= 0; --d) {  // odometer over the leading dims
+      oa += sa[size_t(d)];
+      ob += sb[size_t(d)];
+      if (++index[size_t(d)] < out_shape[size_t(d)]) break;
+      oa -= sa[size_t(d)] * out_shape[size_t(d)];
+      ob -= sb[size_t(d)] * out_shape[size_t(d)];
+      index[size_t(d)] = 0;
+    }
+  }
+}
+
+/// out = sum of `in` over the dims where `kept_shape` (same rank as in_shape) is 1 and
+/// in_shape is not. Accumulates in double.
+void sum_to_shape(const float* in, const Shape& in_shape, float* out, const Shape& kept_shape);
+
+}  // namespace minidl::kernels

@@ -1,0 +1,15 @@
+#pragma once
+// The one place minidl calls BLAS: row-major C = alpha op(A) op(B) + beta C.
+#include <cstdint>
+
+namespace minidl::kernels {
+
+/// A is (M, K) after op, B is (K, N) after op, C is (M, N); all contiguous row-major.
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          const float* b, float beta, float* c);
+
+/// The same product as plain loops, the reference the BLAS path is tested against.
+void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, const float* b, float beta, float* c);
+
+}  // namespace minidl::kernels

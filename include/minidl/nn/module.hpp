@@ -1,0 +1,85 @@
+#pragma once
+// Module: the base of every layer, in PyTorch's shape. A subclass registers its
+// parameters, buffers and children by name in its constructor and writes forward().
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "minidl/tensor/tensor.hpp"
+
+namespace minidl::nn {
+
+/// How a state_dict entry is stored in a checkpoint. Tensors are float32 in memory;
+/// integer buffers (num_batches_tracked) are written as I64 as PyTorch does.
+enum class DType { F32, I64 };
+
+struct StateEntry {
+  std::string name;  // PyTorch's dotted name: "0.weight", "1.running_mean"
+  Tensor value;      // shares storage with the module's tensor
+  DType dtype = DType::F32;
+};
+using StateDict = std::vector<StateEntry>;
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  virtual Tensor forward(const Tensor& input) = 0;
+  Tensor operator()(const Tensor& input) { return forward(input); }
+
+  /// The class name PyTorch prints ("Linear", "BatchNorm1d").
+  virtual std::string type_name() const = 0;
+  /// What goes between the parentheses of repr: "in_features=64, out_features=10, bias=True".
+  virtual std::string extra_repr() const { return ""; }
+  /// PyTorch's repr, children indented and named.
+  std::string repr() const;
+
+  std::vector<Tensor> parameters() const;
+  NamedTensors named_parameters() const;  // recursive, dotted names
+  NamedTensors named_buffers() const;     // recursive, dotted names
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
+
+  /// Sets training mode here and in every child.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  /// Drops every parameter's gradient (set_to_none, PyTorch's default).
+  void zero_grad();
+
+  /// Parameters then buffers of each module, then its children's, as PyTorch orders them.
+  StateDict state_dict() const;
+  /// Copies values in place. strict: a missing or unexpected name is an error; a wrong
+  /// shape is always an error. Messages name the entry.
+  void load_state_dict(const StateDict& state, bool strict = true);
+
+ protected:
+  /// Registers a parameter (it is made to require grad) and returns it.
+  Tensor register_parameter(const std::string& name, Tensor value);
+  Tensor register_buffer(const std::string& name, Tensor value, DType dtype = DType::F32);
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    children_.emplace_back(name, module);
+    return module;
+  }
+
+ private:
+  struct Buffer {
+    std::string name;
+    Tensor value;
+    DType dtype;
+  };
+  void collect_state(const std::string& prefix, StateDict& out) const;
+
+  bool training_ = true;
+  NamedTensors parameters_;
+  std::vector<Buffer> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+}  // namespace minidl::nn

@@ -1,0 +1,29 @@
+#pragma once
+#include <cstddef>
+#include <memory>
+
+namespace minidl {
+
+/// A 64-byte aligned float buffer, shared by a tensor and its views.
+/// Buffers come from a per-thread cache of freed blocks, so a training loop that
+/// makes the same shapes every step stops calling the system allocator after step one.
+class Storage {
+ public:
+  explicit Storage(size_t size);  // uninitialised
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  float* data_;  // owned; returned to the block cache by the destructor
+  size_t size_;
+};
+
+/// Drops the calling thread's cached blocks (tests use it to measure peak memory).
+void release_cached_blocks();
+
+}  // namespace minidl

@@ -1,0 +1,106 @@
+#pragma once
+// Tensor: float32, contiguous, row-major, any rank. Views (reshape, detach) share storage.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minidl/tensor/generator.hpp"
+#include "minidl/tensor/shape.hpp"
+#include "minidl/tensor/storage.hpp"
+
+namespace minidl {
+
+struct Node;
+
+/// What a Tensor handle points to. Several handles may share one impl; several impls
+/// (views) may share one Storage.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // first element's index into storage
+  Shape shape;
+  bool requires_grad = false;
+  std::shared_ptr<TensorImpl> grad;  // accumulated by backward() on leaves
+  std::shared_ptr<Node> grad_fn;     // the op that made this tensor, if recorded
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: no storage
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- factories ----
+  static Tensor empty(const Shape& shape);  // uninitialised
+  static Tensor zeros(const Shape& shape);
+  static Tensor ones(const Shape& shape);
+  static Tensor full(const Shape& shape, float value);
+  static Tensor scalar(float value);  // rank 0
+  /// start, start + step, ... below end (like torch.arange).
+  static Tensor arange(float start, float end, float step = 1.0f);
+  static Tensor arange(int64_t end) { return arange(0.0f, float(end)); }
+  /// Copies values; their count must equal numel(shape).
+  static Tensor from_vector(const std::vector<float>& values, const Shape& shape);
+  static Tensor from_vector(const std::vector<float>& values);  // 1-D
+  /// Uniform in [low, high).
+  static Tensor rand(const Shape& shape, Generator& gen, float low = 0.0f, float high = 1.0f);
+  static Tensor randn(const Shape& shape, Generator& gen, float mean = 0.0f, float std = 1.0f);
+  /// Integers in [low, high) stored as float (minidl tensors are float32).
+  static Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen);
+
+  // ---- shape and data ----
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  int64_t dim() const { return int64_t(shape().size()); }
+  int64_t size(int64_t d) const;
+  int64_t numel() const;
+  float* data();
+  const float* data() const;
+  std::vector<float> to_vector() const;
+  /// Element at a full index; throws naming the index and the shape when out of range.
+  float at(const std::vector<int64_t>& index) const;
+  void set(const std::vector<int64_t>& index, float value);
+  /// The only element of a one-element tensor.
+  float item() const;
+
+  /// A view with a new shape (one -1 is inferred); differentiable.
+  Tensor reshape(const Shape& shape) const;
+  /// A new tensor with its own copy of the data; differentiable (like torch.clone).
+  Tensor clone() const;
+  /// Shares storage, records no graph.
+  Tensor detach() const;
+  /// Copies src's values into this tensor in place (shapes must match); no graph.
+  void copy_(const Tensor& src);
+  void fill_(float value);
+
+  // ---- autograd ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);
+  bool is_leaf() const;
+  /// The accumulated gradient (undefined until a backward reaches this leaf).
+  Tensor grad() const;
+  void set_grad(const Tensor& grad);
+  /// Sets grad to undefined, as PyTorch's zero_grad(set_to_none=True).
+  void zero_grad();
+  const std::shared_ptr<Node>& grad_fn() const;
+  /// Backward from a one-element tensor (gradient 1).
+  void backward(bool retain_graph = false) const;
+  /// Backward with an explicit gradient of this tensor's shape.
+  void backward(const Tensor& grad_output, bool retain_graph = false) const;
+
+  // ---- printing ----
+  /// PyTorch's style: tensor([[1.0000, 2.0000]]) with the shape when useful.
+  std::string to_string() const;
+
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool same(const Tensor& other) const { return impl_ == other.impl_; }
+
+ private:
+  const TensorImpl& checked() const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+}  // namespace minidl

@@ -1,0 +1,111 @@
+// Reverse-mode backward: order the graph's nodes so each comes after every node that
+// uses its output, then walk that order handing each node the sum of its output's
+// gradients.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/autograd/node.hpp"
+#include "minidl/ops/binary.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl {
+namespace {
+
+// Iterative DFS post-order from the root (deep graphs must not overflow the stack);
+// reversed, it puts every consumer before what it consumes.
+std::vector<Node*> topological_order(Node* root) {
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen{root};
+  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto& [node, next_input] = stack.back();
+    if (next_input < node->inputs.size()) {
+      const auto& input = node->inputs[next_input++];
+      Node* child = input ? input->grad_fn.get() : nullptr;
+      if (child != nullptr && seen.insert(child).second) stack.emplace_back(child, 0);
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+// Gradients are added out of place: a backward may hand the same tensor to two inputs.
+void accumulate(Tensor& slot, const Tensor& grad) { slot = slot.defined() ? add(slot, grad) : grad; }
+
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
+  if (leaf.grad) {
+    Tensor existing(leaf.grad);
+    float* dst = existing.data();
+    const float* src = grad.data();
+    for (int64_t i = 0, n = grad.numel(); i < n; ++i) dst[i] += src[i];
+  } else {
+    // A leaf owns its gradient: copy, since the backward's tensor may be shared.
+    leaf.grad = grad.detach().clone().impl_ptr();
+  }
+}
+
+void check_gradient_shape(const Node& node, size_t i, const Tensor& grad) {
+  const Shape& expected = node.inputs[i]->shape;
+  if (grad.shape() != expected)
+    throw Error(cat("backward of ", node.name, ": gradient for input ", i, " has shape ", minidl::to_string(grad.shape()),
+                    ", expected ", minidl::to_string(expected)));
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
+  if (!root.requires_grad())
+    throw Error("element 0 of tensors does not require grad and does not have a grad_fn");
+  if (grad_output.shape() != root.shape())
+    throw Error(cat("backward: grad_output has shape ", minidl::to_string(grad_output.shape()),
+                    " but the tensor has shape ", minidl::to_string(root.shape())));
+  NoGradGuard no_grad;
+  if (root.is_leaf()) {
+    accumulate_into_leaf(*root.impl(), grad_output);
+    return;
+  }
+  std::vector<Node*> order = topological_order(root.grad_fn().get());
+  std::unordered_map<Node*, Tensor> grads{{root.grad_fn().get(), grad_output}};
+  for (Node* node : order) {
+    if (node->released)
+      throw Error(cat("backward through the graph a second time (at ", node->name,
+                      "): its saved values were freed by the first backward(); "
+                      "pass retain_graph=true to the first call to backward twice"));
+    auto found = grads.find(node);
+    if (found == grads.end()) continue;
+    Tensor grad = std::move(found->second);
+    grads.erase(found);
+    std::vector<Tensor> input_grads = node->backward(grad);
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      const auto& input = node->inputs[i];
+      if (!input || i >= input_grads.size() || !input_grads[i].defined()) continue;
+      check_gradient_shape(*node, i, input_grads[i]);
+      if (input->grad_fn)
+        accumulate(grads[input->grad_fn.get()], input_grads[i]);
+      else
+        accumulate_into_leaf(*input, input_grads[i]);
+    }
+    if (!retain_graph) {
+      node->backward = nullptr;  // frees the saved tensors now
+      node->released = true;
+    }
+  }
+}
+
+void Tensor::backward(bool retain_graph) const {
+  if (numel() != 1)
+    throw Error(cat("grad can be implicitly created only for scalar outputs: backward() on a tensor of shape ",
+                    minidl::to_string(shape()), " needs an explicit gradient"));
+  run_backward(*this, Tensor::ones(shape()), retain_graph);
+}
+
+void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
+  run_backward(*this, grad_output, retain_graph);
+}
+
+}  // namespace minidl

@@ -1,0 +1,31 @@
+#include "minidl/kernels/gemm.hpp"
+
+#include <cblas.h>
+
+namespace minidl::kernels {
+
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          const float* b, float beta, float* c) {
+  if (m == 0 || n == 0) return;
+  const auto lda = int(transpose_a ? m : k);  // row length of A as stored
+  const auto ldb = int(transpose_b ? k : n);
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+              int(m), int(n), int(k), alpha, a, lda, b, ldb, beta, c, int(n));
+}
+
+void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, const float* b, float beta, float* c) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        float av = transpose_a ? a[p * m + i] : a[i * k + p];
+        float bv = transpose_b ? b[j * k + p] : b[p * n + j];
+        s += double(av) * double(bv);
+      }
+      float prior = beta == 0.0f ? 0.0f : beta * c[i * n + j];
+      c[i * n + j] = float(alpha * s) + prior;
+    }
+}
+
+}  // namespace minidl::kernels

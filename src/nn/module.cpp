@@ -1,0 +1,120 @@
+#include "minidl/nn/module.hpp"
+
+#include <map>
+#include <set>
+
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::nn {
+
+Tensor Module::register_parameter(const std::string& name, Tensor value) {
+  if (value.defined()) value.requires_grad_(true);
+  parameters_.emplace_back(name, value);
+  return value;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor value, DType dtype) {
+  buffers_.push_back({name, value, dtype});
+  return value;
+}
+
+NamedTensors Module::named_parameters() const {
+  NamedTensors out;
+  for (const auto& [name, value] : parameters_)
+    if (value.defined()) out.emplace_back(name, value);
+  for (const auto& [child_name, child] : children_)
+    for (auto& [name, value] : child->named_parameters()) out.emplace_back(child_name + "." + name, value);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [name, value] : named_parameters()) out.push_back(value);
+  return out;
+}
+
+NamedTensors Module::named_buffers() const {
+  NamedTensors out;
+  for (const Buffer& buffer : buffers_)
+    if (buffer.value.defined()) out.emplace_back(buffer.name, buffer.value);
+  for (const auto& [child_name, child] : children_)
+    for (auto& [name, value] : child->named_buffers()) out.emplace_back(child_name + "." + name, value);
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (Tensor& p : parameters()) p.zero_grad();
+}
+
+void Module::collect_state(const std::string& prefix, StateDict& out) const {
+  for (const auto& [name, value] : parameters_)
+    if (value.defined()) out.push_back({prefix + name, value, DType::F32});
+  for (const Buffer& buffer : buffers_)
+    if (buffer.value.defined()) out.push_back({prefix + buffer.name, buffer.value, buffer.dtype});
+  for (const auto& [child_name, child] : children_) child->collect_state(prefix + child_name + ".", out);
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  collect_state("", out);
+  return out;
+}
+
+void Module::load_state_dict(const StateDict& state, bool strict) {
+  StateDict own = state_dict();
+  std::map<std::string, const StateEntry*> given;
+  for (const StateEntry& entry : state) given[entry.name] = &entry;
+  std::vector<std::string> missing, unexpected;
+  std::set<std::string> known;
+  for (const StateEntry& entry : own) {
+    known.insert(entry.name);
+    auto found = given.find(entry.name);
+    if (found == given.end()) {
+      missing.push_back(entry.name);
+      continue;
+    }
+    const Tensor& source = found->second->value;
+    if (source.shape() != entry.value.shape())
+      throw Error(cat("load_state_dict: size mismatch for ", entry.name, ": copying a param with shape ",
+                      to_string(source.shape()), ", the shape in the current model is ",
+                      to_string(entry.value.shape())));
+  }
+  for (const StateEntry& entry : state)
+    if (!known.count(entry.name)) unexpected.push_back(entry.name);
+  if (strict && (!missing.empty() || !unexpected.empty())) {
+    std::string message = cat("load_state_dict: error(s) in loading state_dict for ", type_name(), ":");
+    auto list = [](const std::vector<std::string>& names) {
+      std::string text;
+      for (const std::string& n : names) text += (text.empty() ? "\"" : ", \"") + n + "\"";
+      return text;
+    };
+    if (!missing.empty()) message += " missing key(s) in state_dict: " + list(missing) + ".";
+    if (!unexpected.empty()) message += " unexpected key(s) in state_dict: " + list(unexpected) + ".";
+    throw Error(message);
+  }
+  // Only now copy, so a refused load leaves the module as it was.
+  for (StateEntry& entry : own) {
+    auto found = given.find(entry.name);
+    if (found != given.end()) entry.value.copy_(found->second->value);
+  }
+}
+
+std::string Module::repr() const {
+  std::string out = type_name() + "(" + extra_repr();
+  if (children_.empty()) return out + ")";
+  out += "\n";
+  for (const auto& [name, child] : children_) {
+    std::string body = child->repr();
+    std::string indented;
+    for (char c : body) indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
+    out += "  (" + name + "): " + indented + "\n";
+  }
+  return out + ")";
+}
+
+}  // namespace minidl::nn

@@ -1,0 +1,84 @@
+#include "minidl/ops/matmul.hpp"
+
+#include "minidl/autograd/node.hpp"
+#include "minidl/kernels/gemm.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl {
+namespace {
+
+struct Dims {
+  int64_t m, n, k;
+};
+
+// Shape after the optional transpose: rows, cols.
+std::pair<int64_t, int64_t> op_shape(const Tensor& t, bool transpose) {
+  return transpose ? std::pair{t.size(1), t.size(0)} : std::pair{t.size(0), t.size(1)};
+}
+
+Dims check_matmul(const char* op, const Tensor& a, bool ta, const Tensor& b, bool tb) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw Error(cat(op, ": expected two 2-D tensors, got shapes ", to_string(a.shape()), " and ",
+                    to_string(b.shape())));
+  auto [m, ka] = op_shape(a, ta);
+  auto [kb, n] = op_shape(b, tb);
+  if (ka != kb)
+    throw Error(cat(op, ": shapes ", to_string(a.shape()), (ta ? "^T" : ""), " and ", to_string(b.shape()),
+                    (tb ? "^T" : ""), " cannot be multiplied (", m, "x", ka, " and ", kb, "x", n, ")"));
+  return {m, n, ka};
+}
+
+}  // namespace
+
+Tensor matmul_t(const Tensor& a, bool ta, const Tensor& b, bool tb) {
+  const Dims d = check_matmul("matmul", a, ta, b, tb);
+  Tensor out = Tensor::empty({d.m, d.n});
+  kernels::gemm(ta, tb, d.m, d.n, d.k, 1.0f, a.data(), b.data(), 0.0f, out.data());
+  Tensor sa = needs_grad({b}) ? a.detach() : Tensor();
+  Tensor sb = needs_grad({a}) ? b.detach() : Tensor();
+  return record(out, "Mm", {a, b}, [sa, ta, sb, tb](const Tensor& g) -> std::vector<Tensor> {
+    // C = op(A) op(B): dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed op flips back.
+    Tensor ga, gb;
+    if (sb.defined()) ga = ta ? matmul_t(sb, tb, g, true) : matmul_t(g, false, sb, !tb);
+    if (sa.defined()) gb = tb ? matmul_t(g, true, sa, ta) : matmul_t(sa, !ta, g, false);
+    return {ga, gb};
+  });
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_t(a, false, b, false); }
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const Dims d = check_matmul("linear", x, false, weight, true);
+  if (bias.defined() && bias.shape() != Shape{d.n})
+    throw Error(cat("linear: expected a bias of shape [", d.n, "], got ", to_string(bias.shape())));
+  Tensor out = Tensor::empty({d.m, d.n});  // (N, out)
+  float beta = 0.0f;
+  if (bias.defined()) {  // each row starts as the bias; sgemm adds x W^T onto it
+    for (int64_t i = 0; i < d.m; ++i) std::copy_n(bias.data(), d.n, out.data() + i * d.n);
+    beta = 1.0f;
+  }
+  kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), beta, out.data());
+  Tensor sx = needs_grad({weight}) ? x.detach() : Tensor();
+  Tensor sw = needs_grad({x}) ? weight.detach() : Tensor();
+  const bool want_bias = needs_grad({bias});
+  return record(out, "Linear", {x, weight, bias}, [sx, sw, want_bias, d](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gx, gw, gb;
+    if (sw.defined()) {  // dx (N, in) = g (N, out) W (out, in)
+      gx = Tensor::empty({d.m, d.k});
+      kernels::gemm(false, false, d.m, d.k, d.n, 1.0f, g.data(), sw.data(), 0.0f, gx.data());
+    }
+    if (sx.defined()) {  // dW (out, in) = g^T (out, N) x (N, in)
+      gw = Tensor::empty({d.n, d.k});
+      kernels::gemm(true, false, d.n, d.k, d.m, 1.0f, g.data(), sx.data(), 0.0f, gw.data());
+    }
+    if (want_bias) {  // db (out) = column sums of g
+      gb = Tensor::zeros({d.n});
+      float* db = gb.data();
+      for (int64_t i = 0; i < d.m; ++i)
+        for (int64_t j = 0; j < d.n; ++j) db[j] += g.data()[i * d.n + j];
+    }
+    return {gx, gw, gb};
+  });
+}
+
+}  // namespace minidl

@@ -1,0 +1,156 @@
+#include "minidl/ops/reduce.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include "minidl/autograd/grad_mode.hpp"
+
+#include "minidl/autograd/node.hpp"
+#include "minidl/kernels/broadcast.hpp"
+#include "minidl/ops/binary.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl {
+namespace {
+
+// The reduced dims as a mask; empty axes means every dim.
+std::vector<bool> reduced_mask(const Tensor& x, const Axes& axes) {
+  std::vector<bool> mask(size_t(x.dim()), axes.empty());
+  for (int64_t axis : axes) {
+    int64_t d = normalize_dim(axis, x.dim());
+    if (mask[size_t(d)]) throw Error(cat("dim ", d, " appears multiple times in the list of dims ", to_string(axes)));
+    mask[size_t(d)] = true;
+  }
+  return mask;
+}
+
+struct Reduction {
+  Shape kept;     // same rank as x, 1 along reduced dims
+  Shape result;   // kept, or with the reduced dims dropped
+  int64_t count;  // elements folded into each output
+};
+
+Reduction plan(const Tensor& x, const Axes& axes, bool keepdim) {
+  std::vector<bool> mask = reduced_mask(x, axes);
+  Reduction r{x.shape(), {}, 1};
+  for (size_t d = 0; d < mask.size(); ++d) {
+    if (mask[d]) {
+      r.count *= r.kept[d];
+      r.kept[d] = 1;
+      if (keepdim) r.result.push_back(1);
+    } else {
+      r.result.push_back(x.shape()[d]);
+    }
+  }
+  return r;
+}
+
+// Broadcasts a reduced gradient back over the source shape.
+Tensor expand_to(const Tensor& g, const Shape& kept, const Shape& shape) {
+  return add(g.reshape(kept), Tensor::zeros(shape));
+}
+
+// View of x as (outer, n, inner) around one dim.
+struct Around {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Around around(const Tensor& x, int64_t dim) {
+  Around a;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d < dim) a.outer *= x.size(d);
+    else if (d == dim) a.n = x.size(d);
+    else a.inner *= x.size(d);
+  }
+  return a;
+}
+
+// Index of the first maximum of each (outer, inner) lane; NaN counts as the maximum.
+std::vector<int64_t> argmax_lanes(const Tensor& x, const Around& a) {
+  if (a.n == 0) throw Error(cat("max/argmax: cannot reduce an empty dimension of shape ", to_string(x.shape())));
+  std::vector<int64_t> best(size_t(a.outer * a.inner), 0);
+  const float* p = x.data();
+  for (int64_t o = 0; o < a.outer; ++o)
+    for (int64_t i = 0; i < a.inner; ++i) {
+      const float* lane = p + o * a.n * a.inner + i;
+      int64_t arg = 0;
+      for (int64_t j = 1; j < a.n && lane[arg * a.inner] == lane[arg * a.inner]; ++j)
+        if (lane[j * a.inner] > lane[arg * a.inner] || lane[j * a.inner] != lane[j * a.inner]) arg = j;
+      best[size_t(o * a.inner + i)] = arg;
+    }
+  return best;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
+  Reduction r = plan(x, axes, keepdim);
+  Tensor out = Tensor::empty(r.result);
+  kernels::sum_to_shape(x.data(), x.shape(), out.data(), r.kept);
+  return record(out, "Sum", {x}, [kept = r.kept, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+    return {expand_to(g, kept, shape)};
+  });
+}
+
+Tensor mean(const Tensor& x, const Axes& axes, bool keepdim) {
+  Reduction r = plan(x, axes, keepdim);
+  return div(sum(x, axes, keepdim), Tensor::scalar(float(r.count)));
+}
+
+Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) {
+  Reduction r = plan(x, axes, keepdim);
+  // Two passes: the mean first, then squared deviations from it (never E[x^2] - E[x]^2).
+  Tensor centered;
+  {
+    NoGradGuard no_grad;
+    centered = sub(x, mean(x, axes, true));
+  }
+  const double divisor = std::max<double>(0.0, double(r.count - correction));
+  Tensor out = Tensor::empty(r.result);
+  Tensor squares = mul(centered, centered);
+  kernels::sum_to_shape(squares.data(), squares.shape(), out.data(), r.kept);
+  for (float& v : std::span(out.data(), size_t(out.numel()))) v = float(double(v) / divisor);
+  return record(out, "Var", {x}, [centered, kept = r.kept, divisor](const Tensor& g) -> std::vector<Tensor> {
+    // d var / dx = 2 (x - mean) / (n - correction)
+    return {mul(mul(g.reshape(kept), centered), Tensor::scalar(float(2.0 / divisor)))};
+  });
+}
+
+Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+  const int64_t d = normalize_dim(dim, x.dim());
+  const Around a = around(x, d);
+  std::vector<int64_t> best = argmax_lanes(x, a);
+  Shape kept = x.shape();
+  if (x.dim() > 0) kept[size_t(d)] = 1;
+  Shape result = kept;
+  if (!keepdim && x.dim() > 0) result.erase(result.begin() + d);
+  Tensor out = Tensor::empty(result);
+  for (int64_t o = 0; o < a.outer; ++o)
+    for (int64_t i = 0; i < a.inner; ++i)
+      out.data()[o * a.inner + i] = x.data()[(o * a.n + best[size_t(o * a.inner + i)]) * a.inner + i];
+  return record(out, "Max", {x}, [best, a, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gx = Tensor::zeros(shape);
+    for (int64_t o = 0; o < a.outer; ++o)
+      for (int64_t i = 0; i < a.inner; ++i)
+        gx.data()[(o * a.n + best[size_t(o * a.inner + i)]) * a.inner + i] = g.data()[o * a.inner + i];
+    return {gx};
+  });
+}
+
+Tensor max(const Tensor& x) { return max(x.reshape({-1}), 0, false); }
+
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  const int64_t d = normalize_dim(dim, x.dim());
+  const Around a = around(x, d);
+  std::vector<int64_t> best = argmax_lanes(x, a);
+  Shape result = x.shape();
+  if (x.dim() > 0) {
+    if (keepdim) result[size_t(d)] = 1;
+    else result.erase(result.begin() + d);
+  }
+  Tensor out = Tensor::empty(result);
+  for (size_t i = 0; i < best.size(); ++i) out.data()[i] = float(best[i]);
+  return out;
+}
+
+}  // namespace minidl

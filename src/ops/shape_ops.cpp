@@ -1,0 +1,45 @@
+#include "minidl/ops/shape_ops.hpp"
+
+#include <algorithm>
+
+#include "minidl/autograd/node.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl {
+
+Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
+
+Tensor transpose(const Tensor& x) {
+  if (x.dim() != 2) throw Error(cat("transpose: expected a 2-D tensor, got shape ", to_string(x.shape())));
+  const int64_t rows = x.size(0), cols = x.size(1);
+  Tensor out = Tensor::empty({cols, rows});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) out.data()[j * rows + i] = x.data()[i * cols + j];
+  return record(out, "Transpose", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
+}
+
+Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
+  if (x.dim() < 1) throw Error("select_rows: expected a tensor with at least one dimension, got a scalar");
+  const int64_t rows = x.size(0);
+  const int64_t row_size = rows == 0 ? 0 : x.numel() / rows;
+  for (int64_t index : indices)
+    if (index < 0 || index >= rows)
+      throw Error(cat("select_rows: index ", index, " is out of range for dimension 0 with size ", rows,
+                      " (shape ", to_string(x.shape()), ")"));
+  Shape shape = x.shape();
+  shape[0] = int64_t(indices.size());
+  Tensor out = Tensor::empty(shape);
+  for (size_t r = 0; r < indices.size(); ++r)
+    std::copy_n(x.data() + indices[r] * row_size, row_size, out.data() + int64_t(r) * row_size);
+  return record(out, "SelectRows", {x}, [indices, row_size, source = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
+    for (size_t r = 0; r < indices.size(); ++r) {
+      float* dst = gx.data() + indices[r] * row_size;
+      const float* src = g.data() + int64_t(r) * row_size;
+      for (int64_t j = 0; j < row_size; ++j) dst[j] += src[j];
+    }
+    return {gx};
+  });
+}
+
+}  // namespace minidl

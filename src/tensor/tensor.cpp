@@ -1,0 +1,195 @@
+#include "minidl/tensor/tensor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <span>
+
+#include "minidl/autograd/node.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl {
+
+// ---- factories ----
+
+Tensor Tensor::empty(const Shape& shape) {
+  for (int64_t extent : shape)
+    if (extent < 0) throw Error(cat("negative dimension in shape ", minidl::to_string(shape)));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(size_t(minidl::numel(shape)));
+  impl->shape = shape;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::full(const Shape& shape, float value) {
+  Tensor t = empty(shape);
+  t.fill_(value);
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.0f); }
+Tensor Tensor::ones(const Shape& shape) { return full(shape, 1.0f); }
+Tensor Tensor::scalar(float value) { return full({}, value); }
+
+Tensor Tensor::arange(float start, float end, float step) {
+  if (step == 0.0f) throw Error("arange: step must be nonzero, got 0");
+  double span = (double(end) - double(start)) / double(step);
+  auto count = int64_t(std::max(0.0, std::ceil(span)));
+  Tensor t = empty({count});
+  for (int64_t i = 0; i < count; ++i) t.data()[i] = float(double(start) + double(i) * double(step));
+  return t;
+}
+
+Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape) {
+  if (int64_t(values.size()) != minidl::numel(shape))
+    throw Error(cat("from_vector: shape ", minidl::to_string(shape), " needs ", minidl::numel(shape),
+                    " values, got ", values.size()));
+  Tensor t = empty(shape);
+  std::copy(values.begin(), values.end(), t.data());
+  return t;
+}
+
+Tensor Tensor::from_vector(const std::vector<float>& values) {
+  return from_vector(values, {int64_t(values.size())});
+}
+
+Tensor Tensor::rand(const Shape& shape, Generator& gen, float low, float high) {
+  Tensor t = empty(shape);
+  for (float& v : std::span(t.data(), size_t(t.numel()))) v = gen.uniform(low, high);
+  return t;
+}
+
+Tensor Tensor::randn(const Shape& shape, Generator& gen, float mean, float std) {
+  Tensor t = empty(shape);
+  for (float& v : std::span(t.data(), size_t(t.numel()))) v = mean + std * gen.normal();
+  return t;
+}
+
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, Generator& gen) {
+  if (high <= low) throw Error(cat("randint: expected low < high, got low ", low, ", high ", high));
+  Tensor t = empty(shape);
+  for (float& v : std::span(t.data(), size_t(t.numel())))
+    v = float(low + int64_t(gen.below(uint64_t(high - low))));
+  return t;
+}
+
+// ---- shape and data ----
+
+const TensorImpl& Tensor::checked() const {
+  if (!impl_) throw Error("operation on an undefined tensor (it holds no data)");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return checked().shape; }
+
+int64_t Tensor::size(int64_t d) const { return shape()[size_t(normalize_dim(d, dim()))]; }
+
+int64_t Tensor::numel() const { return minidl::numel(shape()); }
+
+float* Tensor::data() { return checked().storage->data() + impl_->offset; }
+
+const float* Tensor::data() const { return checked().storage->data() + impl_->offset; }
+
+std::vector<float> Tensor::to_vector() const { return {data(), data() + numel()}; }
+
+namespace {
+int64_t flat_index(const Shape& shape, const std::vector<int64_t>& index) {
+  if (index.size() != shape.size())
+    throw Error(cat("index ", minidl::to_string(index), " has ", index.size(), " entries but the tensor of shape ",
+                    minidl::to_string(shape), " has ", shape.size(), " dimensions"));
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (index[d] < 0 || index[d] >= shape[d])
+      throw Error(cat("index ", index[d], " is out of bounds for dimension ", d, " with size ", shape[d],
+                      " (shape ", minidl::to_string(shape), ")"));
+    flat = flat * shape[d] + index[d];
+  }
+  return flat;
+}
+}  // namespace
+
+float Tensor::at(const std::vector<int64_t>& index) const { return data()[flat_index(shape(), index)]; }
+
+void Tensor::set(const std::vector<int64_t>& index, float value) { data()[flat_index(shape(), index)] = value; }
+
+float Tensor::item() const {
+  if (numel() != 1)
+    throw Error(cat("item(): expected a tensor with one element, got shape ", minidl::to_string(shape())));
+  return data()[0];
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = checked().storage;
+  impl->offset = impl_->offset;
+  impl->shape = impl_->shape;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::reshape(const Shape& new_shape) const {
+  Shape shape = new_shape;
+  int64_t known = 1;
+  int64_t inferred = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      if (inferred >= 0) throw Error(cat("reshape: only one dimension can be -1, got ", minidl::to_string(new_shape)));
+      inferred = int64_t(d);
+    } else if (shape[d] < 0) {
+      throw Error(cat("reshape: invalid shape ", minidl::to_string(new_shape)));
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (inferred >= 0 && known > 0 && numel() % known == 0) shape[size_t(inferred)] = numel() / known;
+  if (minidl::numel(shape) != numel() || (inferred >= 0 && known == 0))
+    throw Error(cat("reshape: shape ", minidl::to_string(new_shape), " is invalid for input of shape ",
+                    minidl::to_string(this->shape()), " (", numel(), " elements)"));
+  Tensor view = detach();
+  view.impl_->shape = shape;
+  Shape source_shape = this->shape();
+  return record(view, "reshape", {*this}, [source_shape](const Tensor& g) -> std::vector<Tensor> {
+    return {g.reshape(source_shape)};
+  });
+}
+
+Tensor Tensor::clone() const {
+  Tensor copy = empty(shape());
+  std::memcpy(copy.data(), data(), size_t(numel()) * sizeof(float));
+  return record(copy, "clone", {*this}, [](const Tensor& g) -> std::vector<Tensor> { return {g}; });
+}
+
+void Tensor::copy_(const Tensor& src) {
+  if (src.shape() != shape())
+    throw Error(cat("copy_: expected a source of shape ", minidl::to_string(shape()), ", got ", minidl::to_string(src.shape())));
+  std::memmove(data(), src.data(), size_t(numel()) * sizeof(float));
+}
+
+void Tensor::fill_(float value) { std::fill_n(data(), numel(), value); }
+
+// ---- autograd ----
+
+bool Tensor::requires_grad() const { return checked().requires_grad; }
+
+Tensor& Tensor::requires_grad_(bool on) {
+  if (!is_leaf() && !on)
+    throw Error("requires_grad_(false) on a non-leaf tensor: use detach() instead");
+  impl_->requires_grad = on;
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return checked().grad_fn == nullptr; }
+
+Tensor Tensor::grad() const { return Tensor(checked().grad); }
+
+void Tensor::set_grad(const Tensor& grad) {
+  if (grad.defined() && grad.shape() != shape())
+    throw Error(cat("set_grad: expected a gradient of shape ", minidl::to_string(shape()), ", got ",
+                    minidl::to_string(grad.shape())));
+  impl_->grad = grad.impl_ptr();
+}
+
+void Tensor::zero_grad() { checked(); impl_->grad.reset(); }
+
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked().grad_fn; }
+
+}  // namespace minidl
