@@ -4,8 +4,10 @@ include(GNUInstallDirs)
 
 macro(minidl_require found what package)
   if(NOT ${found})
-    message(FATAL_ERROR "minidl needs ${what}: install it with `apt-get install -y ${package}` "
-                        "(or run scripts/setup.sh, which installs every dependency)")
+    # The indented line is printed as is (CMake wraps the rest), so it can be copied.
+    message(FATAL_ERROR "minidl needs ${what} (Debian: ${package}). Install it with\n"
+                        "  apt-get install -y ${package}\n"
+                        "or run scripts/setup.sh as root, which installs every dependency.")
   endif()
 endmacro()
 
