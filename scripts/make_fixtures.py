@@ -38,11 +38,14 @@ The lesson: tests/fixtures/lesson/
 ------------------------------------
 For each run of the lesson (none, batch, layer = no normalization, BatchNorm1d, LayerNorm), the
 lesson's own code (torch.manual_seed(0); deep_net(norm); SGD lr 0.05; DataLoader batch 64,
-shuffle) with the data from data/digits.csv and the split files:
-  <run>_init.safetensors   the state_dict before training (num_batches_tracked I64)
-  <run>_batch_order.txt    one line per epoch: the permutation of 0..1436 (indices into the
+shuffle) with the data from data/digits.csv and the split files. The layout is the one the
+digits CLI reads (--init DIR takes DIR/<run>.safetensors):
+  init/<run>.safetensors   the state_dict before training (num_batches_tracked I64)
+  batch_order.txt          one line per epoch: the permutation of 0..1436 (indices into the
                            training split in file order) the DataLoader drew; batches are
-                           consecutive chunks of 64 of it, the last one short
+                           consecutive chunks of 64 of it, the last one short. The three runs
+                           draw the same order (building each model consumes the same random
+                           numbers: the norm layers' init draws none); the generator checks it.
   <run>_losses.txt         the loss of every optimizer step (115 lines, Python repr)
   pytorch_results.json     per run: training loss and val loss (eval mode, whole split) and
                            val accuracy, as the lesson prints them
@@ -469,21 +472,23 @@ def lesson_run(norm, X_train, y_train, X_val, y_val, epochs=5):
 
 def lesson_fixtures(out, data_dir):
     out = os.path.join(out, "lesson")
-    os.makedirs(out, exist_ok=True)
+    os.makedirs(os.path.join(out, "init"), exist_ok=True)
     X_train, X_val, y_train, y_val = load_digits_split(data_dir)
-    results = {}
+    results, orders = {}, []
     for run, name, norm in LESSON_RUNS:
         init, order, losses, figures = lesson_run(norm, X_train, y_train, X_val, y_val)
-        save_safetensors(os.path.join(out, f"{run}_init.safetensors"), list(init.items()),
+        orders.append(order)
+        save_safetensors(os.path.join(out, "init", f"{run}.safetensors"), list(init.items()),
                          {"run": run, "norm": name, "seed": "0"})
-        with open(os.path.join(out, f"{run}_batch_order.txt"), "w") as f:
-            for epoch_order in order:
-                f.write(" ".join(str(i) for i in epoch_order) + "\n")
         with open(os.path.join(out, f"{run}_losses.txt"), "w") as f:
             for loss in losses:
                 f.write(repr(loss) + "\n")
         results[run] = dict(name=name, steps=len(losses), **figures)
         print(f"{name:<17} training loss {figures['train_loss']:.3f}   val accuracy {figures['val_accuracy']:.3f}")
+    assert all(order == orders[0] for order in orders), "the runs drew different batch orders"
+    with open(os.path.join(out, "batch_order.txt"), "w") as f:
+        for epoch_order in orders[0]:
+            f.write(" ".join(str(i) for i in epoch_order) + "\n")
     with open(os.path.join(out, "pytorch_results.json"), "w") as f:
         json.dump({"torch_version": torch.__version__, "runs": results}, f, indent=2, sort_keys=True)
         f.write("\n")
