@@ -2,6 +2,13 @@
 // minidl: a small deep-learning framework. One include for all of it.
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
+#include "minidl/data/batch_order.hpp"
+#include "minidl/data/data_loader.hpp"
+#include "minidl/data/digits.hpp"
+#include "minidl/data/tensor_dataset.hpp"
+#include "minidl/io/atomic_file.hpp"
+#include "minidl/io/safetensors.hpp"
+#include "minidl/kernels/threads.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/nn/norm/composite.hpp"
 #include "minidl/nn/norm/group_norm.hpp"
