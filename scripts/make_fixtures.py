@@ -121,7 +121,7 @@ class Case:
         torch.manual_seed(zlib.crc32(name.encode()))
 
     def add(self, name, t):
-        self.tensors.append((name, t))
+        self.tensors.append((name, t.detach().clone()))  # a snapshot: modules and optimizers update in place
 
     def write(self):
         save_safetensors(self.path, self.tensors, self.meta)
