@@ -121,7 +121,8 @@ class Case:
         torch.manual_seed(zlib.crc32(name.encode()))
 
     def add(self, name, t):
-        self.tensors.append((name, t.detach().clone()))  # a snapshot: modules and optimizers update in place
+        # A copy: an optimizer step or a BatchNorm update later changes the tensor in place.
+        self.tensors.append((name, t.detach().clone()))
 
     def write(self):
         save_safetensors(self.path, self.tensors, self.meta)
