@@ -52,12 +52,12 @@ void accumulate(Tensor& slot, const Tensor& grad) {
   else slot = add(slot, grad);
 }
 
-// `grad` is referenced only by the caller's temporary when it is exclusively owned.
-void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
+// `may_adopt`: `grad` is an engine temporary (a backward's result), not the caller's.
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad, bool may_adopt) {
   if (leaf.grad) {
     Tensor existing(leaf.grad);
     add_in_place(existing, grad);
-  } else if (exclusively_owned(grad) && !grad.requires_grad()) {
+  } else if (may_adopt && exclusively_owned(grad) && !grad.requires_grad()) {
     leaf.grad = grad.impl_ptr();  // nobody else holds it: adopt instead of copying
   } else {
     leaf.grad = grad.detach().clone().impl_ptr();  // a leaf owns its gradient
@@ -81,7 +81,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
                     " but the tensor has shape ", minidl::to_string(root.shape())));
   NoGradGuard no_grad;
   if (root.is_leaf()) {
-    accumulate_into_leaf(*root.impl(), grad_output);
+    accumulate_into_leaf(*root.impl(), grad_output, false);
     return;
   }
   std::vector<Node*> order = topological_order(root.grad_fn().get());
@@ -105,7 +105,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       if (input->grad_fn)
         accumulate(grads[input->grad_fn.get()], input_grads[i]);
       else
-        accumulate_into_leaf(*input, input_grads[i]);
+        accumulate_into_leaf(*input, input_grads[i], true);
     }
     if (!retain_graph) {  // free the saved tensors and the intermediate results now
       node->backward = nullptr;
