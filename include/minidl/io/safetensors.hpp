@@ -1,0 +1,25 @@
+#pragma once
+// Checkpoints in the safetensors format (https://github.com/huggingface/safetensors):
+// an 8-byte little-endian header length N, N bytes of JSON mapping each tensor's name to
+// {"dtype", "shape", "data_offsets": [begin, end)} (offsets into the data that follows),
+// then the raw little-endian data. Names are PyTorch's state_dict names, so a checkpoint
+// moves between minidl and PyTorch (torch.load_state_dict(strict=True) takes it).
+#include <string>
+
+#include "minidl/nn/module.hpp"
+
+namespace minidl::io {
+
+/// Writes every entry (F32; I64 entries such as num_batches_tracked converted from their
+/// float values) atomically: a temporary file in the same directory, fsync, rename.
+/// Throws minidl::Error on a duplicate name, a non-integral I64 value or a failed write.
+void save_safetensors(const std::string& path, const nn::StateDict& state);
+
+/// Reads a checkpoint written here or by PyTorch's safetensors. A missing, truncated,
+/// corrupt, oversized or inconsistent file (header length past the end of the file, bad
+/// JSON, an unknown dtype, offsets out of range, overlapping or leaving holes, a shape that
+/// does not match its bytes) throws UsageError naming the file and what is wrong; nothing
+/// is allocated beyond the file's size. Entries come in the order of their data.
+nn::StateDict load_safetensors(const std::string& path);
+
+}  // namespace minidl::io

@@ -1,0 +1,81 @@
+#include "minidl/data/digits.hpp"
+
+#include <filesystem>
+
+#include "minidl/ops/shape_ops.hpp"
+#include "minidl/tensor/error.hpp"
+#include "text_lines.hpp"
+
+namespace minidl::data {
+
+namespace {
+
+constexpr int64_t kPixels = 64;
+constexpr int64_t kColumns = kPixels + 1;  // the pixels, then the label
+constexpr double kMaxPixel = 16.0;
+
+float parse_pixel(const detail::TextLines& lines, std::string_view field, int64_t column) {
+  if (field.empty()) lines.fail(column, "missing value (expected a pixel count 0..16)");
+  auto value = detail::parse_number(field);
+  if (!value) lines.fail(column, cat(detail::quoted(field), " is not a number (expected a pixel count 0..16)"));
+  if (*value < 0.0 || *value > kMaxPixel)
+    lines.fail(column, cat("pixel value ", field, " is outside 0..16"));
+  return float(*value / kMaxPixel);
+}
+
+float parse_label(const detail::TextLines& lines, std::string_view field, int64_t column) {
+  if (field.empty()) lines.fail(column, "missing value (expected the label 0..9)");
+  auto value = detail::parse_integer(field);
+  if (!value) lines.fail(column, cat(detail::quoted(field), " is not an integer (expected the label 0..9)"));
+  if (*value < 0 || *value > 9) lines.fail(column, cat("label ", *value, " is outside 0..9"));
+  return float(*value);
+}
+
+}  // namespace
+
+Digits read_digits_csv(const std::string& path) {
+  detail::TextLines lines(path);
+  std::vector<float> pixels, labels;
+  while (auto line = lines.next()) {
+    auto fields = detail::split_fields(*line, ',');
+    if (int64_t(fields.size()) != kColumns)
+      lines.fail(cat("expected ", kColumns, " comma-separated columns (64 pixels and the label), got ",
+                     fields.size()));
+    for (int64_t c = 0; c < kPixels; ++c) pixels.push_back(parse_pixel(lines, fields[size_t(c)], c + 1));
+    labels.push_back(parse_label(lines, fields[kPixels], kColumns));
+  }
+  const auto rows = int64_t(labels.size());
+  return {Tensor::from_vector(pixels, {rows, kPixels}), Tensor::from_vector(labels, {rows})};
+}
+
+std::vector<int64_t> read_split_indices(const std::string& path, int64_t rows) {
+  detail::TextLines lines(path);
+  std::vector<int64_t> indices;
+  std::vector<int64_t> seen_on(size_t(rows), 0);  // line where each row appeared, 0 if not yet
+  while (auto line = lines.next()) {
+    auto fields = detail::split_fields(*line, ',');
+    if (fields.size() != 1) lines.fail(cat("expected one row index per line, got ", fields.size(), " columns"));
+    if (fields[0].empty()) lines.fail(1, "missing value (expected a row index)");
+    auto index = detail::parse_integer(fields[0]);
+    if (!index) lines.fail(1, cat(detail::quoted(fields[0]), " is not an integer row index"));
+    if (*index < 0 || *index >= rows)
+      lines.fail(1, cat("row index ", *index, " is out of range: the data has ", rows, " rows (0..", rows - 1, ")"));
+    if (seen_on[size_t(*index)] != 0)
+      lines.fail(1, cat("row index ", *index, " already appeared on line ", seen_on[size_t(*index)]));
+    seen_on[size_t(*index)] = lines.line_number();
+    indices.push_back(*index);
+  }
+  return indices;
+}
+
+DigitsSplit load_digits(const std::string& data_dir) {
+  const std::filesystem::path dir(data_dir);
+  Digits all = read_digits_csv((dir / "digits.csv").string());
+  const int64_t rows = all.labels.size(0);
+  auto train = read_split_indices((dir / "digits_train_indices.txt").string(), rows);
+  auto val = read_split_indices((dir / "digits_test_indices.txt").string(), rows);
+  return {select_rows(all.images, train), select_rows(all.labels, train), select_rows(all.images, val),
+          select_rows(all.labels, val)};
+}
+
+}  // namespace minidl::data

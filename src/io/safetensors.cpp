@@ -1,0 +1,222 @@
+#include "minidl/io/safetensors.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "minidl/io/atomic_file.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::io {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; add byte swaps");
+
+// The safetensors library refuses headers above 100 MB; so do we, before allocating.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+const char* dtype_name(nn::DType dtype) { return dtype == nn::DType::I64 ? "I64" : "F32"; }
+size_t dtype_size(nn::DType dtype) { return dtype == nn::DType::I64 ? 8 : 4; }
+
+void append_bytes(std::string& out, const void* data, size_t size) {
+  out.append(static_cast<const char*>(data), size);
+}
+
+void append_data(std::string& out, const nn::StateEntry& entry) {
+  const float* values = entry.value.data();
+  const int64_t n = entry.value.numel();
+  if (entry.dtype == nn::DType::F32) return append_bytes(out, values, size_t(n) * sizeof(float));
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = values[i];
+    if (!std::isfinite(v) || v != std::nearbyint(v))
+      throw Error(cat("save_safetensors: entry ", entry.name, " is stored as I64 but holds ", v,
+                      ", which is not an integer"));
+    const auto as_int = int64_t(v);
+    append_bytes(out, &as_int, sizeof(as_int));
+  }
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const nn::StateDict& state) {
+  ordered_json header = ordered_json::object();
+  std::string data;
+  std::set<std::string> names;
+  for (const nn::StateEntry& entry : state) {
+    if (!names.insert(entry.name).second)
+      throw Error(cat("save_safetensors: ", path, ": the name ", entry.name, " appears twice in the state dict"));
+    const size_t begin = data.size();
+    append_data(data, entry);
+    header[entry.name] = {{"dtype", dtype_name(entry.dtype)},
+                          {"shape", entry.value.shape()},
+                          {"data_offsets", {begin, data.size()}}};
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // align the data to 8 bytes, as safetensors does
+  const uint64_t header_size = text.size();
+  std::string file;
+  file.reserve(8 + text.size() + data.size());
+  append_bytes(file, &header_size, sizeof(header_size));
+  file += text;
+  file += data;
+  write_file_atomically(path, file);
+}
+
+namespace {
+
+// Reads and checks one file; every failure names the file.
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw UsageError(cat(path_, ": cannot open the checkpoint (missing or unreadable)"));
+    in_.seekg(0, std::ios::end);
+    file_size_ = uint64_t(in_.tellg());
+    in_.seekg(0);
+  }
+
+  nn::StateDict read() {
+    if (file_size_ < 8) fail(cat("truncated: the file has ", file_size_, " bytes, fewer than the 8-byte header length"));
+    uint64_t header_size = 0;
+    read_bytes(&header_size, 8);
+    if (header_size > kMaxHeaderBytes)
+      fail(cat("the header length ", header_size, " is absurd (the limit is ", kMaxHeaderBytes,
+               " bytes): not a safetensors file or corrupt"));
+    if (header_size > file_size_ - 8)
+      fail(cat("truncated or corrupt: the header length ", header_size, " runs past the end of the file (",
+               file_size_, " bytes)"));
+    std::string text(header_size, '\0');
+    read_bytes(text.data(), header_size);
+    data_size_ = file_size_ - 8 - header_size;
+    std::vector<Slot> slots = parse_header(text);
+    check_layout(slots);
+    return read_data(slots);
+  }
+
+ private:
+  struct Slot {
+    std::string name;
+    nn::DType dtype;
+    Shape shape;
+    uint64_t begin, end;
+  };
+
+  [[noreturn]] void fail(const std::string& what) const { throw UsageError(cat(path_, ": ", what)); }
+
+  void read_bytes(void* out, uint64_t size) {
+    in_.read(static_cast<char*>(out), std::streamsize(size));
+    if (!in_) fail("could not read the file (truncated while reading?)");
+  }
+
+  std::vector<Slot> parse_header(const std::string& text) const {
+    json header;
+    try {
+      header = json::parse(text);
+    } catch (const json::exception& e) {
+      fail(cat("the header is not valid JSON (corrupt file?): ", e.what()));
+    }
+    if (!header.is_object()) fail("the header is not a JSON object");
+    std::vector<Slot> slots;
+    for (const auto& [name, info] : header.items()) {
+      if (name == "__metadata__") continue;
+      slots.push_back(parse_slot(name, info));
+    }
+    return slots;
+  }
+
+  Slot parse_slot(const std::string& name, const json& info) const {
+    auto bad = [&](const std::string& what) { fail(cat("entry \"", name, "\": ", what)); };
+    if (!info.is_object()) bad("expected an object with dtype, shape and data_offsets");
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+      if (!info.contains(key)) bad(cat("the field \"", key, "\" is missing"));
+    Slot slot{name, nn::DType::F32, {}, 0, 0};
+    const json& dtype = info["dtype"];
+    if (dtype == "I64")
+      slot.dtype = nn::DType::I64;
+    else if (dtype != "F32")
+      bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32 and I64)"));
+    const json& shape = info["shape"];
+    if (!shape.is_array()) bad(cat("the shape ", shape.dump(), " is not a list of sizes"));
+    uint64_t numel = 1;
+    for (const json& size : shape) {
+      if (!size.is_number_unsigned()) bad(cat("the shape ", shape.dump(), " holds ", size.dump(), ", not a size"));
+      const uint64_t s = size.get<uint64_t>();
+      if (s > uint64_t(std::numeric_limits<int64_t>::max()) || __builtin_mul_overflow(numel, s, &numel))
+        bad(cat("the shape ", shape.dump(), " is absurdly large"));
+      slot.shape.push_back(int64_t(s));
+    }
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(numel, dtype_size(slot.dtype), &bytes)) bad(cat("the shape ", shape.dump(), " is absurdly large"));
+    const json& offsets = info["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned())
+      bad(cat("data_offsets ", offsets.dump(), " is not a pair of byte offsets"));
+    slot.begin = offsets[0].get<uint64_t>();
+    slot.end = offsets[1].get<uint64_t>();
+    if (slot.begin > slot.end || slot.end > data_size_)
+      bad(cat("data_offsets [", slot.begin, ", ", slot.end, "] are out of range: the data holds ", data_size_,
+              " bytes"));
+    if (slot.end - slot.begin != bytes)
+      bad(cat("shape ", shape.dump(), " with dtype ", dtype.get<std::string>(), " needs ", bytes,
+              " bytes, but data_offsets [", slot.begin, ", ", slot.end, "] hold ", slot.end - slot.begin));
+    return slot;
+  }
+
+  // The tensors must tile the data exactly: no overlaps, no holes, nothing after the end.
+  void check_layout(std::vector<Slot>& slots) const {
+    std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.begin < b.begin; });
+    uint64_t covered = 0;
+    const Slot* previous = nullptr;
+    for (const Slot& slot : slots) {
+      if (slot.begin < covered)
+        fail(cat("entries \"", previous->name, "\" and \"", slot.name, "\" overlap (bytes ", slot.begin, " to ",
+                 covered, ")"));
+      if (slot.begin > covered) fail(cat("bytes ", covered, " to ", slot.begin, " of the data belong to no entry"));
+      covered = slot.end;
+      previous = &slot;
+    }
+    if (covered != data_size_)
+      fail(cat("the data holds ", data_size_, " bytes but the entries cover ", covered,
+               " (trailing bytes or a wrong header length)"));
+  }
+
+  nn::StateDict read_data(const std::vector<Slot>& slots) {
+    nn::StateDict state;
+    std::vector<char> bytes;
+    for (const Slot& slot : slots) {
+      Tensor value = Tensor::empty(slot.shape);
+      bytes.resize(slot.end - slot.begin);
+      read_bytes(bytes.data(), bytes.size());
+      if (slot.dtype == nn::DType::F32) {
+        std::memcpy(value.data(), bytes.data(), bytes.size());
+      } else {
+        for (int64_t i = 0; i < value.numel(); ++i) {
+          int64_t v = 0;
+          std::memcpy(&v, bytes.data() + i * 8, 8);
+          value.data()[i] = float(v);
+        }
+      }
+      state.push_back({slot.name, value, slot.dtype});
+    }
+    return state;
+  }
+
+  std::string path_;
+  std::ifstream in_;
+  uint64_t file_size_ = 0;
+  uint64_t data_size_ = 0;
+};
+
+}  // namespace
+
+nn::StateDict load_safetensors(const std::string& path) { return Reader(path).read(); }
+
+}  // namespace minidl::io
