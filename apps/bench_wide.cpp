@@ -42,12 +42,14 @@ double report(int threads, const WideOptions& o) {
   };
   step();  // warm: the block cache and OpenBLAS buffers
   const auto calls = bench::record_gemm_calls(step);
-  const double per_step = bench::best_seconds(o.repeats, [&] {
-                            for (int s = 0; s < o.steps; ++s) step();
-                          }) / o.steps;
-  const double floor = bench::gemm_floor_seconds(calls, o.repeats * o.steps);
-  std::printf("threads %d: %.2f ms/step, GEMM floor %.2f ms/step (%zu sgemm, %.1f GFLOP/s), ratio %.3f\n", threads,
-              per_step * 1e3, floor * 1e3, calls.size(), bench::gemm_flops(calls) / floor * 1e-9, per_step / floor);
+  const bench::Timing run = bench::best_timing(o.repeats, [&] {
+    for (int s = 0; s < o.steps; ++s) step();
+  });
+  const bench::Timing floor = bench::gemm_floor(calls, o.repeats * o.steps);
+  const double per_step = run.wall / o.steps;
+  std::printf("threads %d: %.1f ms/step, GEMM floor %.1f ms/step (%zu sgemm, %.1f GFLOP/s): wall %.3fx, cpu %.3fx\n",
+              threads, per_step * 1e3, floor.wall * 1e3, calls.size(), bench::gemm_flops(calls) / floor.wall * 1e-9,
+              per_step / floor.wall, run.cpu / o.steps / floor.cpu);
   return per_step;
 }
 

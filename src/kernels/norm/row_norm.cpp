@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/lane_sum.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -25,16 +26,11 @@ bool run_parallel(const RowNormLayout& l) { return l.rows > 1 && l.rows * l.cols
 // Mean (0 when uncentered) and 1 / sqrt(var + eps) of one row: two passes in double, so
 // a large mean against a small spread loses nothing (never E[x^2] - E[x]^2).
 void row_moments(const float* xr, int64_t n, bool centered, double eps, double& mean, float& rstd) {
-  double m = 0.0;
-  if (centered) {
-    for (int64_t i = 0; i < n; ++i) m += xr[i];
-    m /= double(n);
-  }
-  double squares = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
+  const double m = centered ? lane_sum(n, [&](int64_t i) { return double(xr[i]); }) / double(n) : 0.0;
+  const double squares = lane_sum(n, [&](int64_t i) {
     const double d = double(xr[i]) - m;
-    squares += d * d;
-  }
+    return d * d;
+  });
   mean = m;
   rstd = float(1.0 / std::sqrt(squares / double(n) + eps));
 }
@@ -58,12 +54,23 @@ void affine_backward(float* dweight, float* dbias, const float* dy, const float*
       const float* dyr = dy + r * cols + c0 * l.inner;
       const float m = l.centered ? mean[r] : 0.0f;
       const float rs = rstd[r];
-      for (int64_t c = 0; c < width; ++c)
-        for (int64_t s = 0; s < l.inner; ++s) {
-          const int64_t i = c * l.inner + s;
-          dw[c] += double(dyr[i]) * double((xr[i] - m) * rs);
-          db[c] += double(dyr[i]);
+      if (l.inner == 1) {  // LayerNorm, RMSNorm: independent columns, vectorized across c
+        for (int64_t c = 0; c < width; ++c) {
+          dw[c] += double(dyr[c]) * double((xr[c] - m) * rs);
+          db[c] += double(dyr[c]);
         }
+        continue;
+      }
+      for (int64_t c = 0; c < width; ++c) {  // GroupNorm: lane sums over each channel's values
+        const float* xc = xr + c * l.inner;
+        const float* dyc = dyr + c * l.inner;
+        double w_c, b_c;
+        lane_sum2(
+            l.inner, [&](int64_t s) { return double(dyc[s]) * double((xc[s] - m) * rs); },
+            [&](int64_t s) { return double(dyc[s]); }, w_c, b_c);
+        dw[c] += w_c;
+        db[c] += b_c;
+      }
     }
     for (int64_t c = 0; c < width; ++c) {
       if (dweight) dweight[g * l.channels + c0 + c] = float(dw[c]);
@@ -113,11 +120,24 @@ void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy,
       const float rs = rstd[r];
       const int64_t a0 = (r % l.groups) * l.channels;
       double sum_g = 0.0, sum_gx = 0.0;
-      for_each_value(l, a0, [&](int64_t i, int64_t a) {
-        const float g = dyr[i] * (weight ? weight[a] : 1.0f);
-        sum_g += g;
-        sum_gx += double(g) * double((xr[i] - m) * rs);
-      });
+      if (l.inner == 1) {  // LayerNorm, RMSNorm: a flat row the lane sums vectorize
+        lane_sum2(
+            cols, [&](int64_t i) { return double(dyr[i] * (weight ? weight[a0 + i] : 1.0f)); },
+            [&](int64_t i) { return double(dyr[i] * (weight ? weight[a0 + i] : 1.0f)) * double((xr[i] - m) * rs); },
+            sum_g, sum_gx);
+      } else {  // GroupNorm: lane sums over each channel's run of inner values
+        for (int64_t c = 0; c < l.channels; ++c) {
+          const float w = weight ? weight[a0 + c] : 1.0f;
+          const float* xc = xr + c * l.inner;
+          const float* dyc = dyr + c * l.inner;
+          double g_c, gx_c;
+          lane_sum2(
+              l.inner, [&](int64_t s) { return double(dyc[s] * w); },
+              [&](int64_t s) { return double(dyc[s] * w) * double((xc[s] - m) * rs); }, g_c, gx_c);
+          sum_g += g_c;
+          sum_gx += gx_c;
+        }
+      }
       const float mean_g = l.centered ? float(sum_g / double(cols)) : 0.0f;
       const float mean_gx = float(sum_gx / double(cols));
       for_each_value(l, a0, [&](int64_t i, int64_t a) {
