@@ -120,7 +120,8 @@ class Case:
         torch.manual_seed(zlib.crc32(name.encode()))
 
     def add(self, name, t):
-        self.tensors.append((name, t))
+        # A copy: an optimizer step or a BatchNorm update later changes the tensor in place.
+        self.tensors.append((name, t.detach().clone()))
 
     def write(self):
         save_safetensors(self.path, self.tensors, self.meta)
