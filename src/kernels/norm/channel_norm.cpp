@@ -4,67 +4,67 @@
 #include <cmath>
 
 #include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/lane_sum.hpp"
+#include "minidl/kernels/norm/lane_sum.hpp"
 
 namespace minidl::kernels {
 namespace {
 
-// Channels are handled in blocks of this many, one block per OpenMP iteration. Within a
-// block the data is read row by row (memory order): with inner == 1 (BatchNorm1d on
-// (N, C)) a channel's values are C floats apart, and walking one channel at a time would
-// touch a new cache line, often a new page, for every value.
+bool run_parallel(const ChannelNormLayout& l) {
+  return l.channels > 1 && l.batch * l.channels * l.inner > kParallelElements;
+}
+
+// Channels go in blocks, one block per loop iteration (and thread). With inner == 1 (an
+// (N, C) input) a block of up to 64 channels sweeps the rows, so loads are contiguous and
+// vectorize across channels; otherwise a block is one channel and its runs of `inner`
+// values are contiguous.
 constexpr int64_t kBlock = 64;
 
-int64_t block_count(const ChannelNormLayout& l) { return (l.channels + kBlock - 1) / kBlock; }
+struct Block {
+  int64_t c0, width;
+};
 
-bool run_parallel(const ChannelNormLayout& l) {
-  return block_count(l) > 1 && l.batch * l.channels * l.inner > kParallelElements;
+int64_t block_width(const ChannelNormLayout& l) { return l.inner == 1 ? kBlock : 1; }
+int64_t block_count(const ChannelNormLayout& l) { return (l.channels + block_width(l) - 1) / block_width(l); }
+Block block_at(const ChannelNormLayout& l, int64_t b) {
+  const int64_t c0 = b * block_width(l);
+  return {c0, std::min(block_width(l), l.channels - c0)};
 }
 
-// sums[c] = sum of f(i, c) over the values i of channel c0 + c, for c < width, each
-// channel in a fixed order (batch by batch; lane sums within a batch's inner values).
+// acc[k] += sum of f(i, k) over the values i of channel c0 + k, always in the order n, s.
 template <typename F>
-void channel_sums(const ChannelNormLayout& l, int64_t c0, int64_t width, double* sums, F f) {
-  std::fill_n(sums, width, 0.0);
-  for (int64_t n = 0; n < l.batch; ++n) {
-    const int64_t row = (n * l.channels + c0) * l.inner;
-    if (l.inner == 1) {
-      for (int64_t c = 0; c < width; ++c) sums[c] += f(row + c, c);
-    } else {
-      for (int64_t c = 0; c < width; ++c)
-        sums[c] += lane_sum(l.inner, [&](int64_t s) { return f(row + c * l.inner + s, c); });
+inline void block_sums(const ChannelNormLayout& l, Block blk, double* acc, F f) {
+  if (l.inner == 1) {
+    for (int64_t n = 0; n < l.batch; ++n) {
+      const int64_t row = n * l.channels + blk.c0;
+      for (int64_t k = 0; k < blk.width; ++k) acc[k] += double(f(row + k, k));
     }
+    return;
+  }
+  for (int64_t n = 0; n < l.batch; ++n) {
+    const int64_t start = (n * l.channels + blk.c0) * l.inner;
+    acc[0] += lane_sum(l.inner, [&](int64_t s) { return f(start + s, 0); });
   }
 }
 
-// Calls f(i, c) for every value i of channels c0 .. c0 + width - 1 (c counts from 0), in
-// memory order.
+// Calls f(i, k) for every value i of channel c0 + k.
 template <typename F>
-void for_each_in_block(const ChannelNormLayout& l, int64_t c0, int64_t width, F f) {
-  for (int64_t n = 0; n < l.batch; ++n) {
-    const int64_t row = (n * l.channels + c0) * l.inner;
-    if (l.inner == 1) {
-      for (int64_t c = 0; c < width; ++c) f(row + c, c);
-    } else {
-      for (int64_t c = 0; c < width; ++c)
-        for (int64_t s = 0; s < l.inner; ++s) f(row + c * l.inner + s, c);
+inline void block_apply(const ChannelNormLayout& l, Block blk, F f) {
+  for (int64_t n = 0; n < l.batch; ++n)
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t start = (n * l.channels + blk.c0 + k) * l.inner;
+      for (int64_t s = 0; s < l.inner; ++s) f(start + s, k);
     }
-  }
 }
 
-// Per-channel constants of out = ((x - m) - m_rest) * rs * w + b for one block.
-struct BlockAffine {
+// The per-channel constants of one block: out = ((x - m) - m_rest) * scale + shift with
+// m + m_rest the mean (x - m is exact for x near m, so a mean of 1e4 against a spread
+// of 1e-1 loses nothing to float's rounding of the mean) and scale = rstd * weight.
+struct Affine {
   float m[kBlock], m_rest[kBlock], scale[kBlock], shift[kBlock];
 };
 
-// out = ((x - m_float) - m_rest) * rs * w + b, with m = m_float + m_rest: x - m_float is
-// exact for x near m, so a mean of 1e4 against a spread of 1e-1 loses nothing to float's
-// rounding of the mean.
-void normalize_block(float* out, const float* x, const BlockAffine& a, const ChannelNormLayout& l, int64_t c0,
-                     int64_t width) {
-  for_each_in_block(l, c0, width, [&](int64_t i, int64_t c) {
-    out[i] = ((x[i] - a.m[c]) - a.m_rest[c]) * a.scale[c] + a.shift[c];
-  });
+void normalize_block(float* out, const float* x, const Affine& a, const ChannelNormLayout& l, Block blk) {
+  block_apply(l, blk, [&](int64_t i, int64_t k) { out[i] = ((x[i] - a.m[k]) - a.m_rest[k]) * a.scale[k] + a.shift[k]; });
 }
 
 }  // namespace
@@ -74,26 +74,27 @@ void channel_norm_forward_train(float* out, float* mean, float* rstd, float* var
   const double count = double(l.per_channel());
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
   for (int64_t b = 0; b < block_count(l); ++b) {
-    const int64_t c0 = b * kBlock, width = std::min(kBlock, l.channels - c0);
-    double m[kBlock], squares[kBlock];  // (width)
-    channel_sums(l, c0, width, m, [&](int64_t i, int64_t) { return double(x[i]); });
-    for (int64_t c = 0; c < width; ++c) m[c] /= count;
-    channel_sums(l, c0, width, squares, [&](int64_t i, int64_t c) {
-      const double d = double(x[i]) - m[c];
+    const Block blk = block_at(l, b);
+    double sums[kBlock] = {}, squares[kBlock] = {};  // (width)
+    block_sums(l, blk, sums, [&](int64_t i, int64_t) { return x[i]; });
+    double m[kBlock];
+    for (int64_t k = 0; k < blk.width; ++k) m[k] = sums[k] / count;
+    block_sums(l, blk, squares, [&](int64_t i, int64_t k) {  // two passes: never E[x^2] - E[x]^2
+      const double d = double(x[i]) - m[k];
       return d * d;
     });
-    BlockAffine a;
-    for (int64_t c = 0; c < width; ++c) {
-      const float rs = float(1.0 / std::sqrt(squares[c] / count + eps));
-      a.m[c] = float(m[c]);
-      a.m_rest[c] = float(m[c] - double(a.m[c]));
-      a.scale[c] = rs * (weight ? weight[c0 + c] : 1.0f);
-      a.shift[c] = bias ? bias[c0 + c] : 0.0f;
-      mean[c0 + c] = a.m[c];
-      rstd[c0 + c] = rs;
-      if (var) var[c0 + c] = float(squares[c] / count);
+    Affine a;
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t c = blk.c0 + k;
+      const float rs = float(1.0 / std::sqrt(squares[k] / count + eps));
+      a.m[k] = mean[c] = float(m[k]);
+      a.m_rest[k] = float(m[k] - double(a.m[k]));
+      rstd[c] = rs;
+      if (var) var[c] = float(squares[k] / count);
+      a.scale[k] = rs * (weight ? weight[c] : 1.0f);
+      a.shift[k] = bias ? bias[c] : 0.0f;
     }
-    normalize_block(out, x, a, l, c0, width);
+    normalize_block(out, x, a, l, blk);
   }
 }
 
@@ -101,15 +102,16 @@ void channel_norm_forward(float* out, const float* x, const float* mean, const f
                           const float* bias, const ChannelNormLayout& l) {
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
   for (int64_t b = 0; b < block_count(l); ++b) {
-    const int64_t c0 = b * kBlock, width = std::min(kBlock, l.channels - c0);
-    BlockAffine a;
-    for (int64_t c = 0; c < width; ++c) {
-      a.m[c] = mean[c0 + c];
-      a.m_rest[c] = 0.0f;
-      a.scale[c] = rstd[c0 + c] * (weight ? weight[c0 + c] : 1.0f);
-      a.shift[c] = bias ? bias[c0 + c] : 0.0f;
+    const Block blk = block_at(l, b);
+    Affine a;
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t c = blk.c0 + k;
+      a.m[k] = mean[c];
+      a.m_rest[k] = 0.0f;
+      a.scale[k] = rstd[c] * (weight ? weight[c] : 1.0f);
+      a.shift[k] = bias ? bias[c] : 0.0f;
     }
-    normalize_block(out, x, a, l, c0, width);
+    normalize_block(out, x, a, l, blk);
   }
 }
 
@@ -122,30 +124,24 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
   const double count = double(l.per_channel());
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
   for (int64_t b = 0; b < block_count(l); ++b) {
-    const int64_t c0 = b * kBlock, width = std::min(kBlock, l.channels - c0);
-    const float* m = mean + c0;   // (width)
-    const float* rs = rstd + c0;  // (width)
-    double sum_dy[kBlock], sum_dy_xhat[kBlock];  // (width)
-    channel_sums(l, c0, width, sum_dy, [&](int64_t i, int64_t) { return double(dy[i]); });
-    channel_sums(l, c0, width, sum_dy_xhat,
-                 [&](int64_t i, int64_t c) { return double(dy[i]) * double((x[i] - m[c]) * rs[c]); });
-    for (int64_t c = 0; c < width; ++c) {
-      if (dweight) dweight[c0 + c] = float(sum_dy_xhat[c]);
-      if (dbias) dbias[c0 + c] = float(sum_dy[c]);
+    const Block blk = block_at(l, b);
+    const float* m = mean + blk.c0;  // (width)
+    const float* rs = rstd + blk.c0;  // (width)
+    double sum_dy[kBlock] = {}, sum_dy_xhat[kBlock] = {};  // (width)
+    block_sums(l, blk, sum_dy, [&](int64_t i, int64_t) { return dy[i]; });
+    block_sums(l, blk, sum_dy_xhat, [&](int64_t i, int64_t k) { return double(dy[i]) * double((x[i] - m[k]) * rs[k]); });
+    float scale[kBlock], mean_dy[kBlock], mean_dy_xhat[kBlock];
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t c = blk.c0 + k;
+      if (dweight) dweight[c] = float(sum_dy_xhat[k]);
+      if (dbias) dbias[c] = float(sum_dy[k]);
+      scale[k] = (weight ? weight[c] : 1.0f) * rs[k];
+      mean_dy[k] = batch_stats ? float(sum_dy[k] / count) : 0.0f;
+      mean_dy_xhat[k] = batch_stats ? float(sum_dy_xhat[k] / count) : 0.0f;
     }
     if (!dx) continue;
-    float scale[kBlock], mean_dy[kBlock], mean_dy_xhat[kBlock];  // (width)
-    for (int64_t c = 0; c < width; ++c) {
-      scale[c] = (weight ? weight[c0 + c] : 1.0f) * rs[c];
-      mean_dy[c] = float(sum_dy[c] / count);
-      mean_dy_xhat[c] = float(sum_dy_xhat[c] / count);
-    }
-    if (!batch_stats) {
-      for_each_in_block(l, c0, width, [&](int64_t i, int64_t c) { dx[i] = scale[c] * dy[i]; });
-      continue;
-    }
-    for_each_in_block(l, c0, width, [&](int64_t i, int64_t c) {
-      dx[i] = scale[c] * (dy[i] - mean_dy[c] - (x[i] - m[c]) * rs[c] * mean_dy_xhat[c]);
+    block_apply(l, blk, [&](int64_t i, int64_t k) {
+      dx[i] = scale[k] * (dy[i] - mean_dy[k] - (x[i] - m[k]) * rs[k] * mean_dy_xhat[k]);
     });
   }
 }
