@@ -1,0 +1,35 @@
+#pragma once
+// Linear: y = x W^T + b, PyTorch's nn.Linear.
+#include <cstdint>
+
+#include "minidl/nn/module.hpp"
+#include "minidl/tensor/generator.hpp"
+
+namespace minidl::nn {
+
+class Linear : public Module {
+ public:
+  /// weight (out, in) and bias (out) drawn uniform in (-1/sqrt(in), 1/sqrt(in)) from gen,
+  /// weight first (row-major) then bias: PyTorch's kaiming_uniform(a = sqrt(5)) bound.
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, Generator& gen = default_generator());
+
+  /// Input (*, in_features) -> (*, out_features); any leading dims, or none.
+  Tensor forward(const Tensor& input) override;
+  std::string type_name() const override { return "Linear"; }
+  std::string extra_repr() const override;
+
+  /// Redraws weight then bias in place, as the constructor does.
+  void reset_parameters(Generator& gen = default_generator());
+
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+
+  Tensor weight;  // (out_features, in_features)
+  Tensor bias;    // (out_features), undefined when bias = false
+
+ private:
+  int64_t in_features_;
+  int64_t out_features_;
+};
+
+}  // namespace minidl::nn

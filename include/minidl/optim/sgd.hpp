@@ -1,0 +1,40 @@
+#pragma once
+// Stochastic gradient descent with PyTorch's options, step for step as torch.optim.SGD.
+#include <vector>
+
+#include "minidl/optim/optimizer.hpp"
+
+namespace minidl::optim {
+
+struct SGDOptions {
+  double lr;                  // required, >= 0
+  double momentum = 0.0;      // >= 0
+  double dampening = 0.0;
+  double weight_decay = 0.0;  // >= 0 (L2 penalty)
+  bool nesterov = false;      // needs momentum > 0 and dampening == 0
+  bool maximize = false;      // ascend instead of descend
+};
+
+/// For each parameter p with gradient g:
+///   g = -g if maximize;  g += weight_decay p;
+///   momentum: b = g on p's first step, else b = momentum b + (1 - dampening) g;
+///             g = g + momentum b if nesterov, else g = b;
+///   p -= lr g.
+/// The momentum buffers are allocated on a parameter's first step and reused after.
+class SGD : public Optimizer {
+ public:
+  /// Throws UsageError naming the option and its value for a negative lr, momentum or
+  /// weight_decay, or nesterov without momentum > 0 and dampening == 0.
+  SGD(std::vector<Tensor> params, SGDOptions options);
+
+  void step() override;
+  const SGDOptions& options() const { return options_; }
+  /// Changes the learning rate for the following steps (a schedule's hook).
+  void set_lr(double lr);
+
+ private:
+  SGDOptions options_;
+  std::vector<Tensor> momentum_buffers_;  // one per parameter, undefined until its first step
+};
+
+}  // namespace minidl::optim

@@ -1,0 +1,132 @@
+#include "minidl/kernels/norm/row_norm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "minidl/kernels/broadcast.hpp"
+
+namespace minidl::kernels {
+namespace {
+
+// Calls f(i, a) for every value i of one row and its affine entry a, where a0 is the
+// row's first affine entry. LayerNorm (inner == 1) gets a flat loop the compiler vectorizes.
+template <typename F>
+inline void for_each_value(const RowNormLayout& l, int64_t a0, F f) {
+  if (l.inner == 1) {
+    for (int64_t i = 0; i < l.channels; ++i) f(i, a0 + i);
+    return;
+  }
+  for (int64_t c = 0; c < l.channels; ++c)
+    for (int64_t s = 0; s < l.inner; ++s) f(c * l.inner + s, a0 + c);
+}
+
+bool run_parallel(const RowNormLayout& l) { return l.rows > 1 && l.rows * l.cols() > kParallelElements; }
+
+// Mean (0 when uncentered) and 1 / sqrt(var + eps) of one row: two passes in double, so
+// a large mean against a small spread loses nothing (never E[x^2] - E[x]^2).
+void row_moments(const float* xr, int64_t n, bool centered, double eps, double& mean, float& rstd) {
+  double m = 0.0;
+  if (centered) {
+    for (int64_t i = 0; i < n; ++i) m += xr[i];
+    m /= double(n);
+  }
+  double squares = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = double(xr[i]) - m;
+    squares += d * d;
+  }
+  mean = m;
+  rstd = float(1.0 / std::sqrt(squares / double(n) + eps));
+}
+
+// dweight[a] = sum of dy * xhat and dbias[a] = sum of dy over the rows and positions that
+// use entry a. Parallel over blocks of entries, each summed in row order: the same bits
+// whatever the thread count.
+void affine_backward(float* dweight, float* dbias, const float* dy, const float* x, const float* mean,
+                     const float* rstd, const RowNormLayout& l) {
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks_per_group = (l.channels + kBlock - 1) / kBlock;
+  const int64_t cols = l.cols();
+#pragma omp parallel for if (run_parallel(l)) schedule(static)
+  for (int64_t b = 0; b < l.groups * blocks_per_group; ++b) {
+    const int64_t g = b / blocks_per_group;
+    const int64_t c0 = (b % blocks_per_group) * kBlock;
+    const int64_t width = std::min(kBlock, l.channels - c0);
+    double dw[kBlock] = {}, db[kBlock] = {};  // (width)
+    for (int64_t r = g; r < l.rows; r += l.groups) {
+      const float* xr = x + r * cols + c0 * l.inner;
+      const float* dyr = dy + r * cols + c0 * l.inner;
+      const float m = l.centered ? mean[r] : 0.0f;
+      const float rs = rstd[r];
+      for (int64_t c = 0; c < width; ++c)
+        for (int64_t s = 0; s < l.inner; ++s) {
+          const int64_t i = c * l.inner + s;
+          dw[c] += double(dyr[i]) * double((xr[i] - m) * rs);
+          db[c] += double(dyr[i]);
+        }
+    }
+    for (int64_t c = 0; c < width; ++c) {
+      if (dweight) dweight[g * l.channels + c0 + c] = float(dw[c]);
+      if (dbias) dbias[g * l.channels + c0 + c] = float(db[c]);
+    }
+  }
+}
+
+}  // namespace
+
+void row_norm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
+                      const float* bias, const RowNormLayout& l, double eps) {
+  const int64_t cols = l.cols();
+#pragma omp parallel for if (run_parallel(l)) schedule(static)
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const float* xr = x + r * cols;  // (cols)
+    float* yr = out + r * cols;      // (cols)
+    double m;
+    float rs;
+    row_moments(xr, cols, l.centered, eps, m, rs);
+    // x - m as (x - float(m)) - (m - float(m)): the first difference is exact for x near
+    // m, so a mean of 1e4 against a spread of 1e-1 loses nothing to float's rounding of m.
+    const float m_float = float(m), m_rest = float(m - double(m_float));
+    if (mean) mean[r] = m_float;
+    if (rstd) rstd[r] = rs;
+    for_each_value(l, (r % l.groups) * l.channels, [&](int64_t i, int64_t a) {
+      const float w = weight ? weight[a] : 1.0f;
+      const float b = bias ? bias[a] : 0.0f;
+      yr[i] = ((xr[i] - m_float) - m_rest) * rs * w + b;
+    });
+  }
+}
+
+// With xhat = (x - mean) * rstd and dxhat = dy * weight, per row of n values:
+//   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+// (uncentered: no mean(dxhat) term). Two reductions, then one pass.
+void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
+                       const float* mean, const float* rstd, const float* weight, const RowNormLayout& l) {
+  const int64_t cols = l.cols();
+  if (dx) {
+#pragma omp parallel for if (run_parallel(l)) schedule(static)
+    for (int64_t r = 0; r < l.rows; ++r) {
+      const float* xr = x + r * cols;    // (cols)
+      const float* dyr = dy + r * cols;  // (cols)
+      float* dxr = dx + r * cols;        // (cols)
+      const float m = l.centered ? mean[r] : 0.0f;
+      const float rs = rstd[r];
+      const int64_t a0 = (r % l.groups) * l.channels;
+      double sum_g = 0.0, sum_gx = 0.0;
+      for_each_value(l, a0, [&](int64_t i, int64_t a) {
+        const float g = dyr[i] * (weight ? weight[a] : 1.0f);
+        sum_g += g;
+        sum_gx += double(g) * double((xr[i] - m) * rs);
+      });
+      const float mean_g = l.centered ? float(sum_g / double(cols)) : 0.0f;
+      const float mean_gx = float(sum_gx / double(cols));
+      for_each_value(l, a0, [&](int64_t i, int64_t a) {
+        const float g = dyr[i] * (weight ? weight[a] : 1.0f);
+        dxr[i] = rs * (g - mean_g - (xr[i] - m) * rs * mean_gx);
+      });
+    }
+  }
+  if (dweight || dbias) affine_backward(dweight, dbias, dy, x, mean, rstd, l);
+}
+
+}  // namespace minidl::kernels

@@ -1,0 +1,185 @@
+#include "minidl/nn/cross_entropy.hpp"
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "minidl/autograd/node.hpp"
+#include "minidl/kernels/broadcast.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::nn {
+
+std::string reduction_name(Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return "none";
+    case Reduction::Mean: return "mean";
+    case Reduction::Sum: return "sum";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr int64_t kIgnored = -1;  // class index stored for a row whose target is ignore_index
+
+// The problem's sizes and what the backward needs besides the logits.
+struct Problem {
+  int64_t n = 0, c = 0;
+  std::vector<int64_t> classes;  // (N) target class, or kIgnored
+  std::vector<float> weights;    // (C) class weights, ones when none were given
+  double weight_total = 0.0;     // sum over classes of weights[c] (the smoothing term's scale)
+  double smoothing = 0.0;
+};
+
+std::string describe_target(float v) {
+  return std::isfinite(v) && std::abs(v) < 1e15f ? cat(int64_t(v)) : cat(v);
+}
+
+// Checks the shapes and options; fills n, c, weights.
+Problem check_inputs(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  if (logits.dim() != 1 && logits.dim() != 2)
+    throw Error(cat("cross_entropy: expected logits of shape [N, C] or [C], got ", to_string(logits.shape())));
+  const bool batched = logits.dim() == 2;
+  Problem p;
+  p.n = batched ? logits.size(0) : 1;
+  p.c = logits.size(-1);
+  const Shape expected_targets = batched ? Shape{p.n} : Shape{};
+  if (targets.shape() != expected_targets)
+    throw Error(cat("cross_entropy: expected targets of shape ", to_string(expected_targets),
+                    " (class indices) for logits of shape ", to_string(logits.shape()), ", got ",
+                    to_string(targets.shape())));
+  if (options.weight.defined() && options.weight.shape() != Shape{p.c})
+    throw Error(cat("cross_entropy: expected weight of shape [", p.c, "] (one per class) for logits of shape ",
+                    to_string(logits.shape()), ", got ", to_string(options.weight.shape())));
+  if (!(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0))
+    throw Error(cat("cross_entropy: label_smoothing must be between 0.0 and 1.0, got ", options.label_smoothing));
+  p.smoothing = options.label_smoothing;
+  p.weights.assign(size_t(p.c), 1.0f);
+  if (options.weight.defined()) p.weights.assign(options.weight.data(), options.weight.data() + p.c);
+  for (float w : p.weights) p.weight_total += w;
+  return p;
+}
+
+// Each target as a class index, or kIgnored; throws on the first bad one.
+void read_classes(const Tensor& targets, int64_t ignore_index, Problem& p) {
+  p.classes.resize(size_t(p.n));
+  const float* t = targets.data();
+  for (int64_t i = 0; i < p.n; ++i) {
+    const float v = t[i];
+    if (!std::isfinite(v) || v != std::floor(v))
+      throw Error(cat("cross_entropy: target ", v, " at position ", i, " is not a class index (expected an integer in [0, ",
+                      p.c, ") or ignore_index ", ignore_index, ")"));
+    if (double(v) == double(ignore_index)) {
+      p.classes[size_t(i)] = kIgnored;
+      continue;
+    }
+    if (v < 0.0f || double(v) >= double(p.c))
+      throw Error(cat("cross_entropy: target ", describe_target(v), " at position ", i, " is out of range for ", p.c,
+                      " classes (expected 0..", p.c - 1, " or ignore_index ", ignore_index, ")"));
+    p.classes[size_t(i)] = int64_t(v);
+  }
+}
+
+// Row statistics for a stable log-softmax: log p_ij = (x_ij - top_i) - log_sum_i, kept
+// apart so a huge top never swallows log_sum.
+struct RowStats {
+  float top = 0.0f;      // max_j x_ij
+  double log_sum = 0.0;  // log sum_j exp(x_ij - top)
+};
+
+// Forward kernel: stats (N) and loss (N), the per-example loss in the header's formula
+// (0 for ignored rows).
+void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss) {
+  const int64_t c = p.c;
+  const double s = p.smoothing;
+#pragma omp parallel for if (p.n * c > kernels::kParallelElements) schedule(static)
+  for (int64_t i = 0; i < p.n; ++i) {
+    const float* row = x + i * c;  // (C)
+    float top = -INFINITY;
+    for (int64_t j = 0; j < c; ++j) top = std::max(top, row[j]);
+    double total = 0.0;
+    for (int64_t j = 0; j < c; ++j) total += std::exp(double(row[j] - top));
+    stats[i] = {top, std::log(total)};
+    const int64_t t = p.classes[size_t(i)];
+    if (t == kIgnored) {
+      loss[i] = 0.0;
+      continue;
+    }
+    double value = (1.0 - s) * p.weights[size_t(t)] * (stats[i].log_sum - double(row[t] - top));
+    if (s > 0.0) {  // sum_c w_c (-log p_ic) = log_sum sum_c w_c - sum_c w_c (x_ic - top)
+      double weighted = 0.0;
+      for (int64_t j = 0; j < c; ++j) weighted += double(p.weights[size_t(j)]) * double(row[j] - top);
+      value += s / double(c) * (stats[i].log_sum * p.weight_total - weighted);
+    }
+    loss[i] = value;
+  }
+}
+
+// Backward kernel: dx (N, C) from the gradient of each example's loss, scale (N).
+//   dloss_i/dx_ij = (1 - s) w_t (p_ij - [j == t]) + (s / C) (p_ij sum_c w_c - w_j)
+void cross_entropy_backward(const float* x, const Problem& p, const RowStats* stats, const double* scale, float* dx) {
+  const int64_t c = p.c;
+  const double s = p.smoothing;
+#pragma omp parallel for if (p.n * c > kernels::kParallelElements) schedule(static)
+  for (int64_t i = 0; i < p.n; ++i) {
+    const float* row = x + i * c;  // (C)
+    float* drow = dx + i * c;      // (C)
+    const int64_t t = p.classes[size_t(i)];
+    if (t == kIgnored) {
+      std::fill_n(drow, c, 0.0f);
+      continue;
+    }
+    const double hard = (1.0 - s) * p.weights[size_t(t)];
+    const double soft = s / double(c);
+    for (int64_t j = 0; j < c; ++j) {
+      const double prob = std::exp(double(row[j] - stats[i].top) - stats[i].log_sum);
+      drow[j] = float(scale[i] * (hard * prob + soft * (prob * p.weight_total - p.weights[size_t(j)])));
+    }
+    drow[t] -= float(scale[i] * hard);
+  }
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  auto problem = std::make_shared<Problem>(check_inputs(logits, targets, options));
+  Problem& p = *problem;
+  read_classes(targets, options.ignore_index, p);
+
+  auto stats = std::make_shared<std::vector<RowStats>>(size_t(p.n));  // (N)
+  std::vector<double> loss(size_t(p.n));                              // (N)
+  cross_entropy_forward(logits.data(), p, stats->data(), loss.data());
+
+  // The mean's divisor: the weights of the targets that count (PyTorch's total_weight).
+  double divisor = 0.0;
+  for (int64_t i = 0; i < p.n; ++i)
+    if (p.classes[size_t(i)] != kIgnored) divisor += p.weights[size_t(p.classes[size_t(i)])];
+
+  const Reduction reduction = options.reduction;
+  Tensor out;
+  if (reduction == Reduction::None) {
+    out = Tensor::empty(targets.shape());  // (N), or rank 0 for one unbatched example
+    for (int64_t i = 0; i < p.n; ++i) out.data()[i] = float(loss[size_t(i)]);
+  } else {
+    double total = 0.0;  // summed in a fixed order: the same bits whatever the thread count
+    for (double v : loss) total += v;
+    out = Tensor::scalar(float(reduction == Reduction::Mean ? total / divisor : total));
+  }
+
+  Tensor x = needs_grad({logits}) ? logits.detach() : Tensor();
+  return record(out, "CrossEntropyLoss", {logits},
+                [x, problem, stats, reduction, divisor](const Tensor& g) -> std::vector<Tensor> {
+                  const Problem& p = *problem;
+                  std::vector<double> scale(size_t(p.n));  // (N) dL/dloss_i
+                  for (int64_t i = 0; i < p.n; ++i) {
+                    const double gi = reduction == Reduction::None ? g.data()[i] : g.data()[0];
+                    scale[size_t(i)] = reduction == Reduction::Mean ? gi / divisor : gi;
+                  }
+                  Tensor dx = Tensor::empty(x.shape());
+                  cross_entropy_backward(x.data(), p, stats->data(), scale.data(), dx.data());
+                  return {dx};
+                });
+}
+
+}  // namespace minidl::nn

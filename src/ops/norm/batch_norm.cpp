@@ -1,0 +1,84 @@
+#include "minidl/ops/norm/batch_norm.hpp"
+
+#include <cmath>
+
+#include "minidl/autograd/node.hpp"
+#include "minidl/kernels/norm/channel_norm.hpp"
+#include "minidl/tensor/error.hpp"
+#include "row_norm_op.hpp"
+
+namespace minidl {
+namespace {
+
+kernels::ChannelNormLayout channel_layout(const Tensor& x) {
+  if (x.dim() < 2)
+    throw Error(cat("batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ",
+                    to_string(x.shape())));
+  const int64_t n = x.size(0), c = x.size(1);
+  return {.batch = n, .channels = c, .inner = n * c == 0 ? 0 : x.numel() / (n * c)};
+}
+
+// running = (1 - momentum) running + momentum batch, running_var with the unbiased
+// variance (the batch itself is normalized with the biased one).
+void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const Tensor& mean,
+                          const Tensor& var, int64_t count, double momentum) {
+  Tensor rm_handle = running_mean, rv_handle = running_var;  // updated in place, no graph
+  float* rm = rm_handle.data();
+  float* rv = rv_handle.data();
+  const double unbias = double(count) / double(count - 1);
+  for (int64_t c = 0; c < mean.numel(); ++c) {
+    rm[c] = float((1.0 - momentum) * rm[c] + momentum * mean.data()[c]);
+    rv[c] = float((1.0 - momentum) * rv[c] + momentum * var.data()[c] * unbias);
+  }
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  const kernels::ChannelNormLayout layout = channel_layout(x);
+  const Shape channels{layout.channels};
+  detail::check_affine("batch_norm", "running_mean", running_mean, channels, x);
+  detail::check_affine("batch_norm", "running_var", running_var, channels, x);
+  detail::check_affine("batch_norm", "weight", weight, channels, x);
+  detail::check_affine("batch_norm", "bias", bias, channels, x);
+  if (running_mean.defined() != running_var.defined())
+    throw Error("batch_norm: running_mean and running_var must be given together");
+  if (training && layout.per_channel() <= 1)
+    throw Error(cat("Expected more than 1 value per channel when training, got input size ", to_string(x.shape())));
+  if (!training && !running_mean.defined())
+    throw Error("batch_norm: running_mean and running_var are required when not training");
+
+  Tensor mean = Tensor::empty(channels), rstd = Tensor::empty(channels);  // (C) each
+  Tensor out = Tensor::empty(x.shape());
+  if (training) {
+    Tensor var = detail::empty_if(running_mean.defined(), channels);  // (C) biased
+    kernels::channel_norm_forward_train(out.data(), mean.data(), rstd.data(), detail::data_or_null(var), x.data(),
+                                        detail::data_or_null(weight), detail::data_or_null(bias), layout, eps);
+    if (running_mean.defined())
+      update_running_stats(running_mean, running_var, mean, var, layout.per_channel(), momentum);
+  } else {  // copies: the running statistics may move before this graph's backward runs
+    mean.copy_(running_mean);
+    for (int64_t c = 0; c < layout.channels; ++c)
+      rstd.data()[c] = float(1.0 / std::sqrt(double(running_var.data()[c]) + eps));
+    kernels::channel_norm_forward(out.data(), x.data(), mean.data(), rstd.data(), detail::data_or_null(weight),
+                                  detail::data_or_null(bias), layout);
+  }
+
+  const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});
+  if (!want_x && !want_w && !want_b) return out;
+  Tensor saved_x = x.detach();
+  Tensor saved_w = weight.defined() ? weight.detach() : Tensor();
+  return record(out, "NativeBatchNorm", {x, weight, bias},
+                [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+                  Tensor dx = detail::empty_if(want_x, shape);
+                  Tensor dw = detail::empty_if(want_w, channels);
+                  Tensor db = detail::empty_if(want_b, channels);
+                  kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw),
+                                                 detail::data_or_null(db), g.data(), saved_x.data(), mean.data(),
+                                                 rstd.data(), detail::data_or_null(saved_w), layout, training);
+                  return {dx, dw, db};
+                });
+}
+
+}  // namespace minidl

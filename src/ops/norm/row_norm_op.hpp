@@ -1,0 +1,25 @@
+#pragma once
+// Shared by layer_norm, rms_norm and group_norm: the one autograd-wired op over the
+// row kernel (src/kernels/norm/row_norm.cpp).
+#include "minidl/kernels/norm/row_norm.hpp"
+#include "minidl/tensor/tensor.hpp"
+
+namespace minidl::detail {
+
+/// Runs row_norm_forward on x (any shape holding layout.rows x layout.cols() values) and
+/// records its backward for x, weight and bias (either may be undefined).
+Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                const kernels::RowNormLayout& layout, double eps);
+
+/// The layout of LayerNorm and RMSNorm: x (*, normalized_shape) as rows of
+/// numel(normalized_shape) values. Throws unless x ends with normalized_shape.
+kernels::RowNormLayout trailing_layout(const Tensor& x, const Shape& normalized_shape);
+
+/// Throws unless t is undefined or has the given shape; `what` names t and the reason.
+void check_affine(const char* op, const char* what, const Tensor& t, const Shape& shape, const Tensor& x);
+
+inline const float* data_or_null(const Tensor& t) { return t.defined() ? t.data() : nullptr; }
+inline float* data_or_null(Tensor& t) { return t.defined() ? t.data() : nullptr; }
+inline Tensor empty_if(bool wanted, const Shape& shape) { return wanted ? Tensor::empty(shape) : Tensor(); }
+
+}  // namespace minidl::detail

@@ -1,0 +1,27 @@
+#include "minidl/optim/optimizer.hpp"
+
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
+  if (params_.empty()) throw UsageError("optimizer got an empty parameter list");
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].defined()) throw Error(cat("optimizer: parameter ", i, " is an undefined tensor"));
+    if (!params_[i].is_leaf())
+      throw Error(cat("optimizer: can't optimize a non-leaf tensor (parameter ", i, " of shape ",
+                      to_string(params_[i].shape()), ")"));
+  }
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (Tensor& p : params_) {
+    if (set_to_none) {
+      p.zero_grad();
+    } else if (Tensor g = p.grad(); g.defined()) {
+      g.fill_(0.0f);
+    }
+  }
+}
+
+}  // namespace minidl::optim

@@ -1,0 +1,151 @@
+// Sequential and the Module base through it: names, state_dict, train/eval, zero_grad, repr.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "minidl/minidl.hpp"
+#include "support/check.hpp"
+
+using namespace minidl;
+using minidl::testing::check_close;
+
+namespace {
+
+// Linear(4, 3), Tanh, Linear(3, 2), Tanh, Linear(2, 2) as nn.Sequential builds it.
+std::shared_ptr<nn::Sequential> small_mlp(uint64_t seed) {
+  Generator gen(seed);
+  return std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(4, 3, true, gen), std::make_shared<nn::Tanh>(),
+                                          std::make_shared<nn::Linear>(3, 2, true, gen), std::make_shared<nn::Tanh>(),
+                                          std::make_shared<nn::Linear>(2, 2, true, gen));
+}
+
+std::vector<std::string> names(const nn::NamedTensors& named) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : named) out.push_back(name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Sequential names children 0, 1, ... like nn.Sequential", "[nn]") {
+  auto model = small_mlp(0);
+  CHECK(model->size() == 5);
+  CHECK(names(model->named_parameters()) ==
+        std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"});
+  CHECK(model->parameters().size() == 6);
+  CHECK(model->named_children()[3].first == "3");
+  CHECK((*model)[1]->type_name() == "Tanh");
+  auto first = std::dynamic_pointer_cast<nn::Linear>((*model)[0]);
+  REQUIRE(first);
+  CHECK(first->weight.same(model->named_parameters()[0].second));
+  REQUIRE_THROWS_WITH((*model)[5], Catch::Contains("index 5 is out of range for a Sequential of 5 modules"));
+  REQUIRE_THROWS_WITH(model->push_back(nullptr), Catch::Contains("null pointer at position 5"));
+}
+
+TEST_CASE("Sequential chains forward through its children", "[nn]") {
+  auto model = small_mlp(1);
+  Generator gen(5);
+  Tensor x = Tensor::randn({6, 4}, gen);
+  Tensor expected = x;
+  for (size_t i = 0; i < model->size(); ++i) expected = (*model)[i]->forward(expected);
+  Tensor y = model->forward(x);
+  REQUIRE(y.shape() == Shape{6, 2});
+  check_close(y, expected, 0.0, 0.0);
+  // Hand check of a two-layer chain: tanh(W x + b) with W = [[1, -1]], b = [0.5].
+  auto lin = std::make_shared<nn::Linear>(2, 1);
+  lin->weight.copy_(Tensor::from_vector({1, -1}, {1, 2}));
+  lin->bias.copy_(Tensor::from_vector({0.5f}));
+  nn::Sequential chain{lin, std::make_shared<nn::Tanh>()};
+  check_close(chain(Tensor::from_vector({2, 1}, {1, 2})), {std::tanh(1.5f)});
+  // An empty Sequential passes its input through, as PyTorch's does.
+  nn::Sequential empty;
+  check_close(empty(x), x, 0.0, 0.0);
+}
+
+TEST_CASE("Sequential prints like PyTorch", "[nn]") {
+  // print(nn.Sequential(nn.Linear(64, 10), nn.Tanh(),
+  //                     nn.Sequential(nn.Linear(10, 3, bias=False), nn.ReLU())))
+  nn::Sequential inner{std::make_shared<nn::Linear>(10, 3, false), std::make_shared<nn::ReLU>()};
+  nn::Sequential model;
+  model.push_back(std::make_shared<nn::Linear>(64, 10));
+  model.push_back(std::make_shared<nn::Tanh>());
+  model.push_back(std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(10, 3, false),
+                                                   std::make_shared<nn::ReLU>()));
+  CHECK(model.repr() ==
+        "Sequential(\n"
+        "  (0): Linear(in_features=64, out_features=10, bias=True)\n"
+        "  (1): Tanh()\n"
+        "  (2): Sequential(\n"
+        "    (0): Linear(in_features=10, out_features=3, bias=False)\n"
+        "    (1): ReLU()\n"
+        "  )\n"
+        ")");
+  CHECK(names(model.named_parameters()) == std::vector<std::string>{"0.weight", "0.bias", "2.0.weight"});
+  CHECK(nn::Sequential().repr() == "Sequential()");
+}
+
+TEST_CASE("train() and eval() reach every child", "[nn]") {
+  nn::Sequential model{std::make_shared<nn::Linear>(2, 2),
+                       std::make_shared<nn::Sequential>(std::make_shared<nn::Tanh>(), std::make_shared<nn::ReLU>())};
+  auto inner = std::dynamic_pointer_cast<nn::Sequential>(model[1]);
+  CHECK(model.is_training());
+  model.eval();
+  CHECK_FALSE(model.is_training());
+  CHECK_FALSE(model[0]->is_training());
+  CHECK_FALSE(inner->is_training());
+  CHECK_FALSE((*inner)[1]->is_training());
+  model.train();
+  CHECK((*inner)[0]->is_training());
+  model.train(false);
+  CHECK_FALSE((*inner)[0]->is_training());
+}
+
+TEST_CASE("zero_grad drops the gradients of every parameter", "[nn]") {
+  auto model = small_mlp(2);
+  Generator gen(1);
+  sum(model->forward(Tensor::randn({3, 4}, gen))).backward();
+  for (const Tensor& p : model->parameters()) REQUIRE(p.grad().defined());
+  model->zero_grad();
+  for (const Tensor& p : model->parameters()) CHECK_FALSE(p.grad().defined());
+}
+
+TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
+  auto source = small_mlp(10);
+  auto target = small_mlp(11);
+  nn::StateDict state = source->state_dict();
+  REQUIRE(state.size() == 6);
+  CHECK(state[2].name == "2.weight");
+  CHECK(state[2].value.shape() == Shape{2, 3});
+  CHECK(state[2].dtype == nn::DType::F32);
+
+  SECTION("a full state loads, copying values into the existing tensors") {
+    const float* storage = target->parameters()[0].data();
+    target->load_state_dict(state);
+    CHECK(target->parameters()[0].data() == storage);
+    for (size_t i = 0; i < state.size(); ++i) check_close(target->parameters()[i], source->parameters()[i], 0.0, 0.0);
+    // Copies, not shared: changing the source afterwards leaves the target alone.
+    source->parameters()[0].fill_(9.0f);
+    CHECK(target->parameters()[0].data()[0] != 9.0f);
+  }
+  SECTION("a missing key is refused and the module is left as it was") {
+    const std::vector<float> before = target->parameters()[0].to_vector();
+    nn::StateDict partial(state.begin(), state.end() - 1);
+    REQUIRE_THROWS_WITH(target->load_state_dict(partial),
+                        Catch::Contains("missing key(s) in state_dict: \"4.bias\"") && Catch::Contains("Sequential"));
+    CHECK(target->parameters()[0].to_vector() == before);
+    target->load_state_dict(partial, false);  // non-strict: loads what is there
+    check_close(target->parameters()[0], source->parameters()[0], 0.0, 0.0);
+  }
+  SECTION("an unexpected key is refused") {
+    nn::StateDict extra = state;
+    extra.push_back({"5.weight", Tensor::zeros({2, 2}), nn::DType::F32});
+    REQUIRE_THROWS_WITH(target->load_state_dict(extra), Catch::Contains("unexpected key(s) in state_dict: \"5.weight\""));
+    REQUIRE_NOTHROW(target->load_state_dict(extra, false));
+  }
+  SECTION("a wrong shape is refused even when not strict") {
+    nn::StateDict wrong = state;
+    wrong[2].value = Tensor::zeros({3, 2});
+    REQUIRE_THROWS_WITH(target->load_state_dict(wrong), Catch::Contains("size mismatch for 2.weight") &&
+                                                            Catch::Contains("[3, 2]") && Catch::Contains("[2, 3]"));
+    REQUIRE_THROWS_WITH(target->load_state_dict(wrong, false), Catch::Contains("size mismatch for 2.weight"));
+  }
+}

@@ -1,0 +1,157 @@
+// SGD against PyTorch 1.13's trajectories for each option, its errors, and its bookkeeping.
+#include <catch2/catch.hpp>
+
+#include "minidl/minidl.hpp"
+#include "support/check.hpp"
+
+using namespace minidl;
+using minidl::testing::check_close;
+using optim::SGD;
+using optim::SGDOptions;
+
+namespace {
+
+// loss = sum(a p^2) + sum(c p), negated when maximizing (so every run descends it).
+Tensor quadratic(const Tensor& p, bool negate) {
+  Tensor a = Tensor::from_vector({1.0f, 0.5f, 2.0f});
+  Tensor c = Tensor::from_vector({0.3f, -0.1f, 0.2f});
+  Tensor loss = sum(a * p * p) + sum(c * p);
+  return negate ? -loss : loss;
+}
+
+// The parameter after each of 5 steps from p = [0.5, -1, 2]: (5, 3).
+Tensor trajectory(const SGDOptions& options) {
+  Tensor p = Tensor::from_vector({0.5f, -1.0f, 2.0f}).requires_grad_();
+  SGD optimizer({p}, options);
+  std::vector<float> steps;
+  for (int k = 0; k < 5; ++k) {
+    optimizer.zero_grad();
+    quadratic(p, options.maximize).backward();
+    optimizer.step();
+    for (float v : p.to_vector()) steps.push_back(v);
+  }
+  return Tensor::from_vector(steps, {5, 3});
+}
+
+struct Run {
+  const char* name;
+  SGDOptions options;
+  std::vector<float> expected;  // (5, 3)
+};
+
+// Produced by PyTorch 1.13:
+//   a = torch.tensor([1.0, 0.5, 2.0]); c = torch.tensor([0.3, -0.1, 0.2])
+//   p = torch.tensor([0.5, -1.0, 2.0], requires_grad=True); opt = torch.optim.SGD([p], **kw)
+//   for k in range(5):
+//       opt.zero_grad(); loss = (a * p * p).sum() + (c * p).sum()
+//       if kw.get("maximize"): loss = -loss
+//       loss.backward(); opt.step(); print(p)
+const std::vector<Run> kRuns = {
+    {"plain", {.lr = 0.1},
+     {0.37f, -0.88999999f, 1.1799999f, 0.266f, -0.79100001f, 0.6879999f, 0.18279999f, -0.70190001f, 0.39279994f, 0.11623999f, -0.62171f, 0.21567997f, 0.062991992f, -0.54953903f, 0.10940799f}},
+    {"momentum", {.lr = 0.1, .momentum = 0.9},
+     {0.37f, -0.88999999f, 1.1799999f, 0.149f, -0.69199997f, -0.049999993f, -0.10969999f, -0.43459997f, -1.1569998f, -0.35058996f, -0.14947997f, -1.7104998f, -0.52727294f, 0.13207603f, -1.5444497f}},
+    {"dampening", {.lr = 0.1, .momentum = 0.9, .dampening = 0.3},
+     {0.37f, -0.88999999f, 1.1799999f, 0.18020001f, -0.72170001f, 0.097599991f, -0.036847971f, -0.51271099f, -0.91788787f, -0.24803244f, -0.2817311f, -1.5888183f, -0.42437389f, -0.047128048f, -1.7617866f}},
+    {"nesterov", {.lr = 0.1, .momentum = 0.9, .nesterov = true},
+     {0.25300002f, -0.79100001f, 0.44200009f, -0.0054400004f, -0.53261f, -0.59611988f, -0.22042881f, -0.2600531f, -0.93825668f, -0.36113501f, -0.0032767139f, -0.76770788f, -0.42021644f, 0.21503982f, -0.38852838f}},
+    {"weight_decay", {.lr = 0.1, .weight_decay = 0.05},
+     {0.36750001f, -0.88499999f, 1.17f, 0.26216251f, -0.78207499f, 0.67614996f, 0.17841919f, -0.68995714f, 0.38230923f, 0.11184325f, -0.60751164f, 0.20747399f, 0.05891538f, -0.53372294f, 0.10344702f}},
+    {"maximize", {.lr = 0.1, .maximize = true},
+     {0.37f, -0.88999999f, 1.1799999f, 0.266f, -0.79100001f, 0.6879999f, 0.18279999f, -0.70190001f, 0.39279994f, 0.11623999f, -0.62171f, 0.21567997f, 0.062991992f, -0.54953903f, 0.10940799f}},
+    {"all", {.lr = 0.05, .momentum = 0.8, .weight_decay = 0.05, .nesterov = true, .maximize = true},
+     {0.38075f, -0.89649999f, 1.253f, 0.24110162f, -0.76598072f, 0.51268154f, 0.10112116f, -0.62183315f, -0.073459715f, -0.024749732f, -0.47492304f, -0.44254223f, -0.12758818f, -0.33363172f, -0.59840202f}},
+    {"momentum_decay_dampening", {.lr = 0.2, .momentum = 0.5, .dampening = 0.5, .weight_decay = 0.1},
+     {0.23000002f, -0.75999999f, 0.32000005f, 0.016700026f, -0.54639995f, -0.67119992f, -0.12345698f, -0.36949593f, -0.91160792f, -0.19760953f, -0.23039937f, -0.67805272f, -0.2231878f, -0.12550716f, -0.3032735f}},
+};
+
+}  // namespace
+
+TEST_CASE("SGD follows PyTorch's trajectory for each option", "[optim]") {
+  for (const Run& run : kRuns) {
+    INFO(run.name);
+    check_close(trajectory(run.options), run.expected, 1e-6, 1e-5);
+  }
+}
+
+TEST_CASE("SGD by hand: one plain step is p - lr g", "[optim]") {
+  Tensor p = Tensor::from_vector({1.0f, -2.0f}).requires_grad_();
+  p.set_grad(Tensor::from_vector({0.5f, 4.0f}));
+  SGD optimizer({p}, {.lr = 0.1});
+  optimizer.step();
+  check_close(p, {0.95f, -2.4f}, 1e-7, 0.0);
+}
+
+TEST_CASE("SGD skips parameters without a gradient, and starts their momentum later", "[optim]") {
+  // p = torch.tensor([0.5, -1.0, 2.0], requires_grad=True); q = torch.tensor([1.0, -2.0], requires_grad=True)
+  // opt = torch.optim.SGD([p, q], lr=0.1, momentum=0.9)
+  // for k in range(3):
+  //     opt.zero_grad(); loss = (a * p * p).sum() + (c * p).sum()
+  //     if k > 0: loss = loss + (q * q).sum()
+  //     loss.backward(); opt.step()
+  // -> p [-0.10969999, -0.43459997, -1.1569998], q [0.46000001, -0.92000002]
+  Tensor p = Tensor::from_vector({0.5f, -1.0f, 2.0f}).requires_grad_();
+  Tensor q = Tensor::from_vector({1.0f, -2.0f}).requires_grad_();
+  SGD optimizer({p, q}, {.lr = 0.1, .momentum = 0.9});
+  for (int k = 0; k < 3; ++k) {
+    optimizer.zero_grad();
+    Tensor loss = quadratic(p, false);
+    if (k > 0) loss = loss + sum(q * q);
+    loss.backward();
+    optimizer.step();
+    if (k == 0) check_close(q, {1.0f, -2.0f}, 0.0, 0.0);  // untouched
+  }
+  check_close(p, {-0.10969999f, -0.43459997f, -1.1569998f}, 1e-6, 1e-5);
+  check_close(q, {0.46000001f, -0.92000002f}, 1e-6, 1e-5);
+}
+
+TEST_CASE("SGD updates in place, records no graph, leaves the gradient alone", "[optim]") {
+  Tensor p = Tensor::from_vector({0.5f, -1.0f, 2.0f}).requires_grad_();
+  SGD optimizer({p}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1, .maximize = true});
+  const float* storage = p.data();
+  for (int k = 0; k < 3; ++k) {
+    optimizer.zero_grad();
+    quadratic(p, false).backward();
+    const std::vector<float> grad = p.grad().to_vector();
+    optimizer.step();
+    CHECK(p.grad().to_vector() == grad);  // maximize and weight decay work on a copy
+  }
+  CHECK(p.data() == storage);
+  CHECK(p.is_leaf());
+  CHECK(p.requires_grad());
+  CHECK(grad_enabled());  // the guard inside step() is gone
+}
+
+TEST_CASE("SGD zero_grad drops or zeroes the gradients", "[optim]") {
+  Tensor p = Tensor::from_vector({1.0f, 2.0f}).requires_grad_();
+  SGD optimizer({p}, {.lr = 0.1});
+  sum(p * p).backward();
+  optimizer.zero_grad(false);
+  REQUIRE(p.grad().defined());
+  check_close(p.grad(), {0.0f, 0.0f}, 0.0, 0.0);
+  optimizer.zero_grad();
+  CHECK_FALSE(p.grad().defined());
+  optimizer.step();  // no gradients: nothing moves
+  check_close(p, {1.0f, 2.0f}, 0.0, 0.0);
+}
+
+TEST_CASE("SGD refuses invalid options, naming the option and value", "[optim]") {
+  Tensor p = Tensor::zeros({2}).requires_grad_();
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = -0.1}), Catch::Contains("invalid learning rate: lr=-0.1"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .momentum = -0.5}), Catch::Contains("invalid momentum value: momentum=-0.5"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .weight_decay = -1}),
+                      Catch::Contains("invalid weight_decay value: weight_decay=-1"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .nesterov = true}),
+                      Catch::Contains("nesterov momentum requires a momentum > 0 and zero dampening") &&
+                          Catch::Contains("momentum=0, dampening=0"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}),
+                      Catch::Contains("momentum=0.9, dampening=0.1"));
+  REQUIRE_THROWS_AS(SGD({p}, {.lr = -1}), UsageError);
+  REQUIRE_THROWS_WITH(SGD({}, {.lr = 0.1}), Catch::Contains("empty parameter list"));
+  Tensor non_leaf = p * 2.0f;
+  REQUIRE_THROWS_WITH(SGD({non_leaf}, {.lr = 0.1}), Catch::Contains("can't optimize a non-leaf tensor"));
+  SGD optimizer({p}, {.lr = 0.1});
+  REQUIRE_THROWS_WITH(optimizer.set_lr(-2), Catch::Contains("lr=-2"));
+  optimizer.set_lr(0.01);
+  CHECK(optimizer.options().lr == 0.01);
+}
