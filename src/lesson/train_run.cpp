@@ -30,8 +30,14 @@ void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm) {
   }
 }
 
+// "nan", "inf", "-inf" (printf and iostreams may write "-nan").
+std::string non_finite_text(float value) {
+  if (std::isnan(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat("run \"", short_name(o.norm), "\" (", display_name(o.norm), "): the loss became ", loss, " at epoch ",
+  return cat("run \"", short_name(o.norm), "\" (", display_name(o.norm), "): the loss became ", non_finite_text(loss), " at epoch ",
              epoch, ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
@@ -65,8 +71,9 @@ std::string summary_line(const RunResult& result) {
   char line[160];
   if (!result.ok()) {
     const StepLoss& last = result.curve.back();
-    std::snprintf(line, sizeof line, "%-17s diverged: loss %g at epoch %lld, step %lld", display_name(result.norm).c_str(),
-                  double(last.loss), static_cast<long long>(last.epoch), static_cast<long long>(last.step));
+    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", display_name(result.norm).c_str(),
+                  non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
+                  static_cast<long long>(last.step));
     return line;
   }
   std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f", display_name(result.norm).c_str(),

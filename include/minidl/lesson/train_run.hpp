@@ -26,10 +26,10 @@ struct TrainOptions {
   int64_t batch_size = 64;   // the short last batch is kept
   uint64_t seed = 0;         // seeds default_generator() (the init) and the loader's shuffling
   /// Start from these weights instead of the random init (--init); strict names and shapes.
-  std::optional<nn::StateDict> init;
+  std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
   /// (--batch-order); batches are its consecutive chunks.
-  std::vector<std::vector<int64_t>> batch_order;
+  std::vector<std::vector<int64_t>> batch_order{};
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
