@@ -2,7 +2,8 @@
 """Writes PyTorch reference fixtures for minidl's tests into tests/fixtures/.
 
 Run with Debian's python3-torch (PyTorch 1.13):   /usr/bin/python3 scripts/make_fixtures.py
-Options: --only layers | lesson   (default: both), --out DIR (default: tests/fixtures).
+Options: --only layers | lesson   (default: both), --out DIR (default: tests/fixtures),
+--sensitivity (writes nothing: prints how far float32 and float64 runs of the lesson drift).
 
 The generator is deterministic: every case seeds torch from a CRC32 of its own name, PyTorch
 runs on one thread, and the files are written by hand in a fixed order, so running it twice
@@ -120,7 +121,8 @@ class Case:
         torch.manual_seed(zlib.crc32(name.encode()))
 
     def add(self, name, t):
-        self.tensors.append((name, t))
+        # A copy: an optimizer step or a BatchNorm update later changes the tensor in place.
+        self.tensors.append((name, t.detach().clone()))
 
     def write(self):
         save_safetensors(self.path, self.tensors, self.meta)
@@ -440,13 +442,15 @@ def deep_net(norm=None, depth=8, width=64):
     return nn.Sequential(*layers, nn.Linear(width, 10))
 
 
-def lesson_run(norm, X_train, y_train, X_val, y_val, epochs=5):
+def lesson_run(norm, X_train, y_train, X_val, y_val, epochs=5, dtype=torch.float32):
     """The lesson's loop, verbatim, with an index column added to the dataset so the batch
-    order can be recorded (the sampler's random draws depend only on the dataset's length)."""
+    order can be recorded (the sampler's random draws depend only on the dataset's length).
+    dtype float64 runs the same weights and order in double (the --sensitivity check)."""
     from torch.utils.data import DataLoader, TensorDataset
     loss_fn = nn.CrossEntropyLoss()
     torch.manual_seed(0)
-    model = deep_net(norm)
+    model = deep_net(norm).to(dtype)
+    X_train, X_val = X_train.to(dtype), X_val.to(dtype)
     init = {k: v.clone() for k, v in model.state_dict().items()}
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     order, losses = [], []
@@ -494,16 +498,33 @@ def lesson_fixtures(out, data_dir):
         f.write("\n")
 
 
+def lesson_sensitivity(data_dir):
+    """How far float32 and float64 PyTorch runs of the lesson drift apart, step by step."""
+    X_train, X_val, y_train, y_val = load_digits_split(data_dir)
+    for run, name, norm in LESSON_RUNS:
+        _, order32, losses32, _ = lesson_run(norm, X_train, y_train, X_val, y_val)
+        _, order64, losses64, _ = lesson_run(norm, X_train, y_train, X_val, y_val, dtype=torch.float64)
+        assert order32 == order64
+        diffs = [abs(a - b) for a, b in zip(losses32, losses64)]
+        print(f"{name:<17} float32 vs float64 step losses: max |diff| {max(diffs[:20]):.2e} over the first 20 "
+              f"steps, {max(diffs):.2e} over all {len(diffs)}")
+
+
 # ----------------------------------------------------------------------------- main
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=["layers", "lesson"])
+    parser.add_argument("--sensitivity", action="store_true",
+                        help="write nothing; print how far float32 and float64 runs of the lesson drift apart")
     parser.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures"))
     parser.add_argument("--data", default=os.path.join(REPO, "data"))
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.sensitivity:
+        lesson_sensitivity(args.data)
+        return
     os.makedirs(args.out, exist_ok=True)
     if args.only != "lesson":
         for make in (elementwise_cases, linear_cases, log_softmax_cases, cross_entropy_cases, batchnorm_cases,

@@ -5,6 +5,7 @@
 
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
+#include "support/fixture.hpp"
 
 using namespace minidl;
 using minidl::testing::check_close;
@@ -114,4 +115,29 @@ TEST_CASE("Linear errors name the shapes", "[nn]") {
   REQUIRE_THROWS_WITH(layer(Tensor::scalar(1.0f)), Catch::Contains("got []"));
   REQUIRE_THROWS_WITH(nn::Linear(0, 2), Catch::Contains("in_features=0"));
   REQUIRE_THROWS_WITH(nn::Linear(3, -1), Catch::Contains("out_features=-1"));
+}
+
+TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]") {
+  // scripts/make_fixtures.py, linear_cases: nn.Linear(in, out, bias) at PyTorch's own init,
+  // out = m(x), gradients of sum(out * grad_output).
+  struct Spec {
+    const char* name;
+    int64_t in, out;
+    bool bias;
+  };
+  for (const Spec& spec : {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false},
+                           Spec{"linear_batch1", 7, 2, true}}) {
+    INFO(spec.name);
+    minidl::testing::Fixture f(spec.name);
+    nn::Linear layer(spec.in, spec.out, spec.bias);
+    layer.weight.copy_(f["weight"]);
+    if (spec.bias) layer.bias.copy_(f["bias"]);
+    Tensor x = f["input"].detach().clone().requires_grad_();
+    Tensor y = layer(x);
+    check_close(y, f["output"], 1e-6, 1e-5);
+    sum(y * f["grad_output"]).backward();
+    check_close(x.grad(), f["input.grad"], 1e-6, 1e-5);
+    check_close(layer.weight.grad(), f["weight.grad"], 1e-6, 1e-5);
+    if (spec.bias) check_close(layer.bias.grad(), f["bias.grad"], 1e-6, 1e-5);
+  }
 }

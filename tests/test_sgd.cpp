@@ -3,6 +3,7 @@
 
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
+#include "support/fixture.hpp"
 
 using namespace minidl;
 using minidl::testing::check_close;
@@ -154,4 +155,45 @@ TEST_CASE("SGD refuses invalid options, naming the option and value", "[optim]")
   REQUIRE_THROWS_WITH(optimizer.set_lr(-2), Catch::Contains("lr=-2"));
   optimizer.set_lr(0.01);
   CHECK(optimizer.options().lr == 0.01);
+}
+
+TEST_CASE("SGD matches PyTorch's fixtures step for step", "[optim]") {
+  // scripts/make_fixtures.py, sgd_cases: p0 (3, 4) and p1 (5) trained with lr 0.1 on
+  // loss = sum(a p^2) + sum(b p) over both; after each of 5 steps the gradient and the value.
+  struct Spec {
+    const char* name;
+    SGDOptions options;
+  };
+  const std::vector<Spec> specs = {
+      {"sgd_plain", {.lr = 0.1}},
+      {"sgd_momentum", {.lr = 0.1, .momentum = 0.9}},
+      {"sgd_dampening", {.lr = 0.1, .momentum = 0.9, .dampening = 0.5}},
+      {"sgd_weight_decay", {.lr = 0.1, .weight_decay = 0.1}},
+      {"sgd_momentum_weight_decay", {.lr = 0.1, .momentum = 0.5, .dampening = 0.2, .weight_decay = 0.1}},
+      {"sgd_nesterov", {.lr = 0.1, .momentum = 0.9, .nesterov = true}},
+      {"sgd_maximize", {.lr = 0.1, .maximize = true}},
+      {"sgd_momentum_maximize", {.lr = 0.1, .momentum = 0.9, .maximize = true}},
+      {"sgd_all", {.lr = 0.1, .momentum = 0.8, .weight_decay = 0.05, .nesterov = true, .maximize = true}},
+  };
+  const std::vector<std::string> names = {"p0", "p1"};
+  for (const Spec& spec : specs) {
+    INFO(spec.name);
+    minidl::testing::Fixture f(spec.name);
+    std::vector<Tensor> params;
+    for (const std::string& k : names) params.push_back(f[k].detach().clone().requires_grad_());
+    SGD optimizer(params, spec.options);
+    for (int step = 0; step < 5; ++step) {
+      INFO("step " << step);
+      optimizer.zero_grad();
+      Tensor loss = Tensor::scalar(0.0f);
+      for (size_t k = 0; k < names.size(); ++k)
+        loss = loss + sum(f["a." + names[k]] * params[k] * params[k]) + sum(f["b." + names[k]] * params[k]);
+      loss.backward();
+      for (size_t k = 0; k < names.size(); ++k)
+        check_close(params[k].grad(), f[cat("step", step, ".", names[k], ".grad")], 1e-5, 1e-5);
+      optimizer.step();
+      for (size_t k = 0; k < names.size(); ++k)
+        check_close(params[k], f[cat("step", step, ".", names[k])], 1e-6, 1e-5);
+    }
+  }
 }
