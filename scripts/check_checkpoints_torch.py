@@ -11,7 +11,8 @@ For each norm (default: all five):
   PyTorch -> minidl  PyTorch trains deep_net(norm) a few steps (so BatchNorm's running statistics
                      and num_batches_tracked are not at their defaults) and saves it; `digits
                      --init` starts from it and replays one epoch in a batch order written here;
-                     the step losses match PyTorch's same epoch.
+                     its first step loss matches PyTorch's to 1e-5, and every later one stays as
+                     close to PyTorch float32 as PyTorch float32 stays to float64 (x4).
 Exits 1 naming the first mismatch. The files are written by hand (json + struct): the
 `safetensors` package is not in Debian.
 """
@@ -118,27 +119,38 @@ def torch_to_minidl(binary, norm, data, work):
     order_file = os.path.join(work, "order.txt")
     with open(order_file, "w") as f:
         f.write(" ".join(str(int(i)) for i in order) + "\n")
-    losses = []
+    # The same epoch in PyTorch, in float32 and in float64 from the same weights: how far the
+    # two drift apart measures how much this stack amplifies rounding.
+    twin = deep_net(norm).double()
+    twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in model.state_dict().items()})
+    twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05)
+    losses, losses64 = [], []
     for start in range(0, len(order), 64):  # one epoch, the same batches digits will take
         batch = order[start:start + 64]
-        opt.zero_grad()
-        loss = loss_fn(model(X_train[batch]), y_train[batch])
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+        for net, optimizer, out, x in ((model, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
+            optimizer.zero_grad()
+            loss = loss_fn(net(x[batch]), y_train[batch])
+            loss.backward()
+            optimizer.step()
+            out.append(loss.item())
 
     curves = os.path.join(work, f"curves_{norm}.csv")
     digits(binary, "--norm", norm, "--epochs", "1", "--init", init, "--batch-order", order_file, "--curves", curves)
     ours = read_curve(curves, norm)
     check(len(ours) == len(losses), f"{norm}: digits took {len(ours)} steps, PyTorch {len(losses)}")
+    # The first step shows the loaded weights are PyTorch's, to rounding. After it, minidl must
+    # stay as close to PyTorch float32 as PyTorch float32 stays to float64 (REFERENCE.md: deep
+    # tanh stacks with LayerNorm or GroupNorm amplify rounding).
     check(abs(ours[0] - losses[0]) < 1e-5, f"{norm}: first step loss digits {ours[0]} vs PyTorch {losses[0]}")
-    # Deep tanh stacks amplify float rounding (REFERENCE.md): hold the first steps tightly and
-    # report the rest.
-    first = max(abs(a - b) for a, b in zip(ours[:10], losses[:10]))
-    check(first < 1e-4, f"{norm}: step losses differ by {first} within the first 10 steps")
-    worst = max(abs(a - b) for a, b in zip(ours, losses))
-    print(f"  PyTorch -> minidl  {norm:<6} strict load ok; {len(ours)} step losses, first 10 within {first:.1e}, "
-          f"all within {worst:.1e}")
+    drift, worst = 0.0, 0.0
+    for step, (a, b, b64) in enumerate(zip(ours, losses, losses64), start=1):
+        drift = max(drift, abs(b - b64))
+        worst = max(worst, abs(a - b))
+        check(abs(a - b) <= 1e-5 + 4 * drift,
+              f"{norm}: step {step} loss digits {a} vs PyTorch {b}, further apart than 4 x PyTorch's own "
+              f"float32/float64 drift ({drift:.1e})")
+    print(f"  PyTorch -> minidl  {norm:<6} strict load ok; {len(ours)} step losses within {worst:.1e} "
+          f"(PyTorch float32 vs float64: {drift:.1e})")
 
 
 def main():
