@@ -34,18 +34,33 @@ std::vector<Node*> topological_order(Node* root) {
   return order;
 }
 
-// Gradients are added out of place: a backward may hand the same tensor to two inputs.
-void accumulate(Tensor& slot, const Tensor& grad) { slot = slot.defined() ? add(slot, grad) : grad; }
+// True when nothing but this handle sees the tensor's values, so they may be changed in
+// place or adopted (a backward may hand one tensor to two inputs, or return a view).
+bool exclusively_owned(const Tensor& t) {
+  return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1;
+}
 
-void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
+void add_in_place(Tensor& dst, const Tensor& src) {
+  float* d = dst.data();
+  const float* s = src.data();
+  for (int64_t i = 0, n = src.numel(); i < n; ++i) d[i] += s[i];
+}
+
+void accumulate(Tensor& slot, const Tensor& grad) {
+  if (!slot.defined()) slot = grad;
+  else if (exclusively_owned(slot)) add_in_place(slot, grad);
+  else slot = add(slot, grad);
+}
+
+// `may_adopt`: `grad` is an engine temporary (a backward's result), not the caller's.
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad, bool may_adopt) {
   if (leaf.grad) {
     Tensor existing(leaf.grad);
-    float* dst = existing.data();
-    const float* src = grad.data();
-    for (int64_t i = 0, n = grad.numel(); i < n; ++i) dst[i] += src[i];
+    add_in_place(existing, grad);
+  } else if (may_adopt && exclusively_owned(grad) && !grad.requires_grad()) {
+    leaf.grad = grad.impl_ptr();  // nobody else holds it: adopt instead of copying
   } else {
-    // A leaf owns its gradient: copy, since the backward's tensor may be shared.
-    leaf.grad = grad.detach().clone().impl_ptr();
+    leaf.grad = grad.detach().clone().impl_ptr();  // a leaf owns its gradient
   }
 }
 
@@ -66,10 +81,12 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
                     " but the tensor has shape ", minidl::to_string(root.shape())));
   NoGradGuard no_grad;
   if (root.is_leaf()) {
-    accumulate_into_leaf(*root.impl(), grad_output);
+    accumulate_into_leaf(*root.impl(), grad_output, false);
     return;
   }
   std::vector<Node*> order = topological_order(root.grad_fn().get());
+  // Inputs of finished nodes, dropped only at the end: they keep the nodes in `order` alive.
+  std::vector<std::shared_ptr<TensorImpl>> finished;
   std::unordered_map<Node*, Tensor> grads{{root.grad_fn().get(), grad_output}};
   for (Node* node : order) {
     if (node->released)
@@ -88,11 +105,13 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       if (input->grad_fn)
         accumulate(grads[input->grad_fn.get()], input_grads[i]);
       else
-        accumulate_into_leaf(*input, input_grads[i]);
+        accumulate_into_leaf(*input, input_grads[i], true);
     }
-    if (!retain_graph) {
-      node->backward = nullptr;  // frees the saved tensors now
+    if (!retain_graph) {  // free the saved tensors and the intermediate results now
+      node->backward = nullptr;
       node->released = true;
+      for (auto& input : node->inputs) finished.push_back(std::move(input));
+      node->inputs.clear();
     }
   }
 }

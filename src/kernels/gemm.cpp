@@ -7,6 +7,10 @@ namespace minidl::kernels {
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {
   if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum: C = beta C (BLAS rejects a zero leading dimension)
+    for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    return;
+  }
   const auto lda = int(transpose_a ? m : k);  // row length of A as stored
   const auto ldb = int(transpose_b ? k : n);
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,

@@ -29,9 +29,18 @@ Tensor elementwise(const char* op, const Tensor& a, const Tensor& b, F f) {
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   // Align ranks: leading dims that broadcasting added are summed away too.
-  Shape kept(grad.shape().size(), 1);
-  const size_t lead = grad.shape().size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d) kept[lead + d] = shape[d];
+  const Shape& from = grad.shape();
+  const auto fail = [&] {
+    return Error(cat("sum_to: shape ", to_string(shape), " does not broadcast to the gradient's shape ",
+                     to_string(from)));
+  };
+  if (shape.size() > from.size()) throw fail();
+  Shape kept(from.size(), 1);
+  const size_t lead = from.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1 && shape[d] != from[lead + d]) throw fail();
+    kept[lead + d] = shape[d];
+  }
   Tensor out = Tensor::empty(shape);
   kernels::sum_to_shape(grad.data(), grad.shape(), out.data(), kept);
   return out;
@@ -65,12 +74,14 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = elementwise("div", a, b, [](float x, float y) { return x / y; });
-  Tensor saved_a = needs_grad({b}) ? a.detach() : Tensor();
+  const bool need_a = needs_grad({a});
+  Tensor saved_out = needs_grad({b}) ? out.detach() : Tensor();
   Tensor saved_b = needs_grad({a, b}) ? b.detach() : Tensor();
-  return record(out, "Div", {a, b}, [saved_a, saved_b, sa = a.shape(), sb = b.shape()](const Tensor& g) {
-    Tensor ga = sum_to(div(g, saved_b), sa);
-    // d(a/b)/db = -a / b^2
-    Tensor gb = saved_a.defined() ? sum_to(neg(div(mul(g, saved_a), mul(saved_b, saved_b))), sb) : Tensor();
+  return record(out, "Div", {a, b}, [need_a, saved_out, saved_b, sa = a.shape(), sb = b.shape()](const Tensor& g) {
+    Tensor g_over_b = div(g, saved_b);
+    Tensor ga = need_a ? sum_to(g_over_b, sa) : Tensor();
+    // d(a/b)/db = -a / b^2 = -(g / b) (a / b)
+    Tensor gb = saved_out.defined() ? sum_to(neg(mul(g_over_b, saved_out)), sb) : Tensor();
     return std::vector<Tensor>{ga, gb};
   });
 }

@@ -1,6 +1,7 @@
 #include "minidl/ops/matmul.hpp"
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/gemm.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -71,11 +72,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       gw = Tensor::empty({d.n, d.k});
       kernels::gemm(true, false, d.n, d.k, d.m, 1.0f, g.data(), sx.data(), 0.0f, gw.data());
     }
-    if (want_bias) {  // db (out) = column sums of g
-      gb = Tensor::zeros({d.n});
-      float* db = gb.data();
-      for (int64_t i = 0; i < d.m; ++i)
-        for (int64_t j = 0; j < d.n; ++j) db[j] += g.data()[i * d.n + j];
+    if (want_bias) {  // db (out) = column sums of g, accumulated in double
+      gb = Tensor::empty({d.n});
+      kernels::sum_to_shape(g.data(), g.shape(), gb.data(), {1, d.n});
     }
     return {gx, gw, gb};
   });

@@ -18,6 +18,7 @@ std::vector<bool> reduced_mask(const Tensor& x, const Axes& axes) {
   std::vector<bool> mask(size_t(x.dim()), axes.empty());
   for (int64_t axis : axes) {
     int64_t d = normalize_dim(axis, x.dim());
+    if (x.dim() == 0) continue;  // a scalar accepts dim 0 or -1 and stays as it is
     if (mask[size_t(d)]) throw Error(cat("dim ", d, " appears multiple times in the list of dims ", to_string(axes)));
     mask[size_t(d)] = true;
   }
@@ -45,9 +46,12 @@ Reduction plan(const Tensor& x, const Axes& axes, bool keepdim) {
   return r;
 }
 
-// Broadcasts a reduced gradient back over the source shape.
+// Broadcasts a reduced gradient (read as `kept`, 1 along reduced dims) over `shape`.
 Tensor expand_to(const Tensor& g, const Shape& kept, const Shape& shape) {
-  return add(g.reshape(kept), Tensor::zeros(shape));
+  Tensor out = Tensor::empty(shape);
+  const float unused = 0.0f;
+  kernels::broadcast_binary(g.data(), kept, &unused, Shape{}, out.data(), shape, [](float v, float) { return v; });
+  return out;
 }
 
 // View of x as (outer, n, inner) around one dim.
@@ -111,8 +115,13 @@ Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) 
   kernels::sum_to_shape(squares.data(), squares.shape(), out.data(), r.kept);
   for (float& v : std::span(out.data(), size_t(out.numel()))) v = float(double(v) / divisor);
   return record(out, "Var", {x}, [centered, kept = r.kept, divisor](const Tensor& g) -> std::vector<Tensor> {
-    // d var / dx = 2 (x - mean) / (n - correction)
-    return {mul(mul(g.reshape(kept), centered), Tensor::scalar(float(2.0 / divisor)))};
+    // d var / dx = 2 (x - mean) / (n - correction); the mean's own dependence on x
+    // contributes sum(x - mean) = 0.
+    Tensor gx = Tensor::empty(centered.shape());
+    const auto scale = float(2.0 / divisor);
+    kernels::broadcast_binary(g.data(), kept, centered.data(), centered.shape(), gx.data(), centered.shape(),
+                              [scale](float gi, float c) { return gi * c * scale; });
+    return {gx};
   });
 }
 
@@ -137,7 +146,27 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   });
 }
 
-Tensor max(const Tensor& x) { return max(x.reshape({-1}), 0, false); }
+Tensor max(const Tensor& x) {
+  if (x.numel() == 0) throw Error(cat("max(): expected a non-empty tensor, got shape ", to_string(x.shape())));
+  const float* p = x.data();
+  const int64_t n = x.numel();
+  float top = p[0];
+  for (int64_t i = 1; i < n && top == top; ++i)  // NaN wins, as in PyTorch
+    if (p[i] > top || p[i] != p[i]) top = p[i];
+  Tensor out = Tensor::scalar(top);
+  Tensor saved = needs_grad({x}) ? x.detach() : Tensor();
+  return record(out, "Max", {x}, [saved, top](const Tensor& g) -> std::vector<Tensor> {
+    // PyTorch shares the gradient evenly between tied maxima.
+    const auto is_top = [top](float v) { return v == top || (top != top && v != v); };
+    const float* v = saved.data();
+    int64_t ties = 0;
+    for (int64_t i = 0; i < saved.numel(); ++i) ties += is_top(v[i]);
+    const float share = g.item() / float(ties);
+    Tensor gx = Tensor::empty(saved.shape());
+    for (int64_t i = 0; i < saved.numel(); ++i) gx.data()[i] = is_top(v[i]) ? share : 0.0f;
+    return {gx};
+  });
+}
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   const int64_t d = normalize_dim(dim, x.dim());

@@ -23,8 +23,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
       for (int64_t j = 0; j < n; ++j) top = std::max(top, in[base + j * inner]);
       double total = 0.0;
       for (int64_t j = 0; j < n; ++j) total += std::exp(double(in[base + j * inner] - top));
-      const float shift = top + float(std::log(total));
-      for (int64_t j = 0; j < n; ++j) o[base + j * inner] = in[base + j * inner] - shift;
+      // (x - max) - log(total): adding the log to the max first would round it away.
+      const auto log_total = float(std::log(total));
+      for (int64_t j = 0; j < n; ++j) o[base + j * inner] = (in[base + j * inner] - top) - log_total;
     }
   Tensor saved = out.detach();
   return record(out, "LogSoftmax", {x}, [saved, outer, n, inner](const Tensor& g) -> std::vector<Tensor> {

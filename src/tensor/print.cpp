@@ -1,5 +1,7 @@
-// Printing in PyTorch's style: tensor([[ 1.0000, -2.0000],
-//                                       [ 3.0000,  4.0000]])
+// Printing in PyTorch's style (a port of torch/_tensor_str.py with its default options:
+// precision 4, threshold 1000, edgeitems 3, linewidth 80):
+//   tensor([[ 1.5000, -2.0000],
+//           [ 3.0000,  4.2500]], grad_fn=<MulBackward0>)
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -10,72 +12,169 @@
 namespace minidl {
 namespace {
 
-bool all_integers(const float* values, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (std::isfinite(values[i]) && values[i] != std::nearbyint(values[i])) return false;
-  return true;
-}
+constexpr int64_t kThreshold = 1000;  // more elements than this: summarize with "..."
+constexpr int64_t kEdgeItems = 3;     // kept at each end of a summarized dim
+constexpr size_t kLineWidth = 80;
 
-std::string format_value(float value, bool integers) {
-  char buffer[48];
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (integers)
-    std::snprintf(buffer, sizeof buffer, "%.0f.", double(value));
-  else
-    std::snprintf(buffer, sizeof buffer, "%.4f", double(value));
+std::string printf_string(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
   return buffer;
 }
 
-void print_block(std::string& out, const Tensor& t, const std::vector<std::string>& cells, size_t width,
-                 size_t dim, int64_t& index, int indent) {
-  const Shape& shape = t.shape();
-  out += '[';
-  for (int64_t i = 0; i < shape[dim]; ++i) {
-    if (i > 0) {
-      out += ',';
-      if (dim + 1 == shape.size()) {
-        out += ' ';
-      } else {
-        out += std::string(shape.size() - dim - 1, '\n');
-        out += std::string(size_t(indent + int(dim) + 1), ' ');
-      }
+// Indices kept along a dim of this extent: all, or the first and last kEdgeItems.
+std::vector<int64_t> shown_indices(int64_t extent, bool summarize) {
+  std::vector<int64_t> kept;
+  const bool cut = summarize && extent > 2 * kEdgeItems;
+  for (int64_t i = 0; i < extent; ++i)
+    if (!cut || i < kEdgeItems || i >= extent - kEdgeItems) kept.push_back(i);
+  return kept;
+}
+
+// Every value that will be printed (the summarized data when summarizing).
+void gather_shown(const float* data, const Shape& shape, size_t dim, bool summarize, std::vector<float>& out) {
+  if (dim == shape.size()) {
+    out.push_back(*data);
+    return;
+  }
+  const int64_t stride = numel(Shape(shape.begin() + int64_t(dim) + 1, shape.end()));
+  for (int64_t i : shown_indices(shape[dim], summarize)) gather_shown(data + i * stride, shape, dim + 1, summarize, out);
+}
+
+// Chooses fixed, integer or scientific notation and one width for all values, as
+// PyTorch's _Formatter does from the nonzero finite values.
+class Formatter {
+ public:
+  explicit Formatter(const std::vector<float>& values) {
+    double lo = INFINITY, hi = 0.0;
+    for (float v : values) {
+      if (!std::isfinite(v) || v == 0.0f) continue;
+      lo = std::min(lo, std::abs(double(v)));
+      hi = std::max(hi, std::abs(double(v)));
+      if (v != std::ceil(v)) int_mode_ = false;
     }
-    if (dim + 1 == shape.size()) {
-      const std::string& cell = cells[size_t(index++)];
-      out += std::string(width - cell.size(), ' ') + cell;
+    if (hi == 0.0) return;  // no nonzero finite value
+    sci_mode_ = hi / lo > 1000.0 || hi > 1.0e8 || (!int_mode_ && lo < 1.0e-4);
+    for (float v : values)
+      if (std::isfinite(v) && v != 0.0f) width_ = std::max(width_, plain(v).size() + (int_mode_ && !sci_mode_));
+  }
+
+  std::string format(float value) const {
+    std::string text = plain(value);
+    if (int_mode_ && !sci_mode_ && std::isfinite(value)) text += '.';
+    return std::string(width_ > text.size() ? width_ - text.size() : 0, ' ') + text;
+  }
+  size_t width() const { return width_; }
+
+ private:
+  std::string plain(float value) const {
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+    if (sci_mode_) return printf_string("%.4e", double(value));
+    return printf_string(int_mode_ ? "%.0f" : "%.4f", double(value));
+  }
+  bool int_mode_ = true;
+  bool sci_mode_ = false;
+  size_t width_ = 1;
+};
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i > 0 ? separator : "") + parts[i];
+  return out;
+}
+
+// "," then the line breaks and the indent of the next row.
+std::string separator(size_t newlines, size_t indent) {
+  std::string out(1, ',');
+  out.append(newlines, '\n');
+  out.append(indent, ' ');
+  return out;
+}
+
+std::string bracketed(const std::string& inner) {
+  std::string out;
+  out.reserve(inner.size() + 2);
+  out += '[';
+  out += inner;
+  out += ']';
+  return out;
+}
+
+// One row: as many elements per line as fit in the line width.
+std::string vector_string(const float* data, int64_t extent, size_t indent, bool summarize, const Formatter& f) {
+  std::vector<std::string> cells;
+  const bool cut = summarize && extent > 2 * kEdgeItems;
+  for (int64_t i : shown_indices(extent, summarize)) {
+    if (cut && i == extent - kEdgeItems) cells.push_back(" ...");
+    cells.push_back(f.format(data[i]));
+  }
+  const size_t element_length = f.width() + 2;
+  const size_t per_line = std::max<size_t>(1, (kLineWidth - std::min(indent, kLineWidth)) / element_length);
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < cells.size(); i += per_line)
+    lines.push_back(join({cells.begin() + int64_t(i), cells.begin() + int64_t(std::min(cells.size(), i + per_line))}, ", "));
+  return bracketed(join(lines, separator(1, indent + 1)));
+}
+
+std::string block_string(const float* data, const Shape& shape, size_t dim, size_t indent, bool summarize,
+                         const Formatter& f) {
+  const size_t rank_left = shape.size() - dim;
+  if (rank_left == 1) return vector_string(data, shape[dim], indent, summarize, f);
+  const int64_t stride = numel(Shape(shape.begin() + int64_t(dim) + 1, shape.end()));
+  const bool cut = summarize && shape[dim] > 2 * kEdgeItems;
+  std::vector<std::string> slices;
+  for (int64_t i : shown_indices(shape[dim], summarize)) {
+    if (cut && i == shape[dim] - kEdgeItems) slices.push_back("...");
+    slices.push_back(block_string(data + i * stride, shape, dim + 1, indent + 1, summarize, f));
+  }
+  return bracketed(join(slices, separator(rank_left - 1, indent + 1)));
+}
+
+std::string tuple_string(const Shape& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+// Appends ", suffix" or, when the line would pass the width, ",\n<indent>suffix".
+std::string add_suffixes(std::string text, const std::vector<std::string>& suffixes, size_t indent) {
+  const size_t newline = text.rfind('\n');
+  size_t last_line = newline == std::string::npos ? text.size() + 2 : text.size() - newline + 1;
+  for (const std::string& suffix : suffixes) {
+    if (last_line + suffix.size() + 2 > kLineWidth) {
+      text += separator(1, indent);
+      text += suffix;
+      last_line = indent + suffix.size();
     } else {
-      print_block(out, t, cells, width, dim + 1, index, indent);
+      text += ", " + suffix;
+      last_line += suffix.size() + 2;
     }
   }
-  out += ']';
+  return text + ")";
 }
 
 }  // namespace
 
 std::string Tensor::to_string() const {
   if (!defined()) return "tensor(undefined)";
-  const int64_t count = numel();
-  bool integers = all_integers(data(), count);
-  std::vector<std::string> cells;
-  size_t width = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    cells.push_back(format_value(data()[i], integers));
-    width = std::max(width, cells.back().size());
-  }
-  std::string out = "tensor(";
-  if (dim() == 0) {
-    out += cells[0];
-  } else if (count == 0) {
-    out += "[]";
+  const std::string prefix = "tensor(";
+  const size_t indent = prefix.size();
+  std::vector<std::string> suffixes;
+  std::string body;
+  if (numel() == 0) {
+    if (dim() != 1) suffixes.push_back(std::string("size=").append(tuple_string(shape())));
+    body = "[]";
   } else {
-    int64_t index = 0;
-    print_block(out, *this, cells, width, 0, index, 7);
+    const bool summarize = numel() > kThreshold;
+    std::vector<float> shown;
+    gather_shown(data(), shape(), 0, summarize, shown);
+    const Formatter formatter(shown);
+    body = dim() == 0 ? formatter.format(data()[0]) : block_string(data(), shape(), 0, indent, summarize, formatter);
   }
-  if (count == 0 || dim() > 1) out += ", size=" + minidl::to_string(shape());
-  if (grad_fn()) out += ", grad_fn=<" + grad_fn()->name + "Backward>";
-  else if (requires_grad()) out += ", requires_grad=True";
-  return out + ")";
+  if (grad_fn()) suffixes.push_back(std::string("grad_fn=<").append(grad_fn()->name).append("Backward0>"));
+  else if (requires_grad()) suffixes.push_back("requires_grad=True");
+  return add_suffixes(prefix + body, suffixes, indent);
 }
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t) { return out << t.to_string(); }

@@ -147,7 +147,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   Tensor view = detach();
   view.impl_->shape = shape;
   Shape source_shape = this->shape();
-  return record(view, "reshape", {*this}, [source_shape](const Tensor& g) -> std::vector<Tensor> {
+  return record(view, "View", {*this}, [source_shape](const Tensor& g) -> std::vector<Tensor> {
     return {g.reshape(source_shape)};
   });
 }
@@ -155,7 +155,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
 Tensor Tensor::clone() const {
   Tensor copy = empty(shape());
   std::memcpy(copy.data(), data(), size_t(numel()) * sizeof(float));
-  return record(copy, "clone", {*this}, [](const Tensor& g) -> std::vector<Tensor> { return {g}; });
+  return record(copy, "Clone", {*this}, [](const Tensor& g) -> std::vector<Tensor> { return {g}; });
 }
 
 void Tensor::copy_(const Tensor& src) {

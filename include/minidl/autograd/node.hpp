@@ -14,12 +14,17 @@ namespace minidl {
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
 
 struct Node {
-  std::string name;  // the op, for error messages ("mul", "matmul", ...)
-  /// The inputs that need a gradient; nullptr where an input does not.
+  std::string name;  // the op, for error messages and printing ("Mul", "Mm", ...)
+  /// The inputs that need a gradient; nullptr where an input does not. Emptied, like
+  /// `backward`, by a backward() that does not retain the graph.
   std::vector<std::shared_ptr<TensorImpl>> inputs;
   /// Holds what the backward needs; cleared after backward unless retain_graph.
   BackwardFn backward;
   bool released = false;
+
+  /// Frees the graph above this node iteratively: a chain of thousands of ops must not
+  /// overflow the stack through nested shared_ptr destructors.
+  ~Node();
 };
 
 /// Wraps an op's freshly computed result: when grad mode is on and any input requires

@@ -14,7 +14,8 @@ Tensor mean(const Tensor& x, const Axes& axes = {}, bool keepdim = false);
 Tensor var(const Tensor& x, const Axes& axes = {}, int64_t correction = 1, bool keepdim = false);
 /// Largest element along one dim; the gradient goes to the first maximum.
 Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
-/// Largest element of the whole tensor (rank 0).
+/// Largest element of the whole tensor (rank 0); tied maxima share the gradient evenly
+/// (as torch.max(x) does). NaN is the maximum when present.
 Tensor max(const Tensor& x);
 /// Index (as float) of the first maximum along dim; not differentiable.
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);

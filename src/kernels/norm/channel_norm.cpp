@@ -1,8 +1,10 @@
 #include "minidl/kernels/norm/channel_norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/norm/lane_sum.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -11,23 +13,58 @@ bool run_parallel(const ChannelNormLayout& l) {
   return l.channels > 1 && l.batch * l.channels * l.inner > kParallelElements;
 }
 
-// Calls f(i) for the flat index of every value of channel c, in a fixed order.
+// Channels go in blocks, one block per loop iteration (and thread). With inner == 1 (an
+// (N, C) input) a block of up to 64 channels sweeps the rows, so loads are contiguous and
+// vectorize across channels; otherwise a block is one channel and its runs of `inner`
+// values are contiguous.
+constexpr int64_t kBlock = 64;
+
+struct Block {
+  int64_t c0, width;
+};
+
+int64_t block_width(const ChannelNormLayout& l) { return l.inner == 1 ? kBlock : 1; }
+int64_t block_count(const ChannelNormLayout& l) { return (l.channels + block_width(l) - 1) / block_width(l); }
+Block block_at(const ChannelNormLayout& l, int64_t b) {
+  const int64_t c0 = b * block_width(l);
+  return {c0, std::min(block_width(l), l.channels - c0)};
+}
+
+// acc[k] += sum of f(i, k) over the values i of channel c0 + k, always in the order n, s.
 template <typename F>
-inline void for_each_in_channel(const ChannelNormLayout& l, int64_t c, F f) {
+inline void block_sums(const ChannelNormLayout& l, Block blk, double* acc, F f) {
+  if (l.inner == 1) {
+    for (int64_t n = 0; n < l.batch; ++n) {
+      const int64_t row = n * l.channels + blk.c0;
+      for (int64_t k = 0; k < blk.width; ++k) acc[k] += double(f(row + k, k));
+    }
+    return;
+  }
   for (int64_t n = 0; n < l.batch; ++n) {
-    const int64_t start = (n * l.channels + c) * l.inner;
-    for (int64_t s = 0; s < l.inner; ++s) f(start + s);
+    const int64_t start = (n * l.channels + blk.c0) * l.inner;
+    acc[0] += lane_sum(l.inner, [&](int64_t s) { return f(start + s, 0); });
   }
 }
 
-// out = (x - m) * rs * w + b over channel c, with m = m_float + m_rest: x - m_float is
-// exact for x near m, so a mean of 1e4 against a spread of 1e-1 loses nothing to float's
-// rounding of the mean.
-void normalize_channel(float* out, const float* x, int64_t c, float m_float, float m_rest, float rs,
-                       const float* weight, const float* bias, const ChannelNormLayout& l) {
-  const float w = weight ? weight[c] : 1.0f;
-  const float b = bias ? bias[c] : 0.0f;
-  for_each_in_channel(l, c, [&](int64_t i) { out[i] = ((x[i] - m_float) - m_rest) * rs * w + b; });
+// Calls f(i, k) for every value i of channel c0 + k.
+template <typename F>
+inline void block_apply(const ChannelNormLayout& l, Block blk, F f) {
+  for (int64_t n = 0; n < l.batch; ++n)
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t start = (n * l.channels + blk.c0 + k) * l.inner;
+      for (int64_t s = 0; s < l.inner; ++s) f(start + s, k);
+    }
+}
+
+// The per-channel constants of one block: out = ((x - m) - m_rest) * scale + shift with
+// m + m_rest the mean (x - m is exact for x near m, so a mean of 1e4 against a spread
+// of 1e-1 loses nothing to float's rounding of the mean) and scale = rstd * weight.
+struct Affine {
+  float m[kBlock], m_rest[kBlock], scale[kBlock], shift[kBlock];
+};
+
+void normalize_block(float* out, const float* x, const Affine& a, const ChannelNormLayout& l, Block blk) {
+  block_apply(l, blk, [&](int64_t i, int64_t k) { out[i] = ((x[i] - a.m[k]) - a.m_rest[k]) * a.scale[k] + a.shift[k]; });
 }
 
 }  // namespace
@@ -36,27 +73,46 @@ void channel_norm_forward_train(float* out, float* mean, float* rstd, float* var
                                 const float* weight, const float* bias, const ChannelNormLayout& l, double eps) {
   const double count = double(l.per_channel());
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t c = 0; c < l.channels; ++c) {
-    double m = 0.0;
-    for_each_in_channel(l, c, [&](int64_t i) { m += x[i]; });
-    m /= count;
-    double squares = 0.0;
-    for_each_in_channel(l, c, [&](int64_t i) {
-      const double d = double(x[i]) - m;
-      squares += d * d;
+  for (int64_t b = 0; b < block_count(l); ++b) {
+    const Block blk = block_at(l, b);
+    double sums[kBlock] = {}, squares[kBlock] = {};  // (width)
+    block_sums(l, blk, sums, [&](int64_t i, int64_t) { return x[i]; });
+    double m[kBlock];
+    for (int64_t k = 0; k < blk.width; ++k) m[k] = sums[k] / count;
+    block_sums(l, blk, squares, [&](int64_t i, int64_t k) {  // two passes: never E[x^2] - E[x]^2
+      const double d = double(x[i]) - m[k];
+      return d * d;
     });
-    const float m_float = float(m), rs = float(1.0 / std::sqrt(squares / count + eps));
-    mean[c] = m_float;
-    rstd[c] = rs;
-    if (var) var[c] = float(squares / count);
-    normalize_channel(out, x, c, m_float, float(m - double(m_float)), rs, weight, bias, l);
+    Affine a;
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t c = blk.c0 + k;
+      const float rs = float(1.0 / std::sqrt(squares[k] / count + eps));
+      a.m[k] = mean[c] = float(m[k]);
+      a.m_rest[k] = float(m[k] - double(a.m[k]));
+      rstd[c] = rs;
+      if (var) var[c] = float(squares[k] / count);
+      a.scale[k] = rs * (weight ? weight[c] : 1.0f);
+      a.shift[k] = bias ? bias[c] : 0.0f;
+    }
+    normalize_block(out, x, a, l, blk);
   }
 }
 
 void channel_norm_forward(float* out, const float* x, const float* mean, const float* rstd, const float* weight,
                           const float* bias, const ChannelNormLayout& l) {
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t c = 0; c < l.channels; ++c) normalize_channel(out, x, c, mean[c], 0.0f, rstd[c], weight, bias, l);
+  for (int64_t b = 0; b < block_count(l); ++b) {
+    const Block blk = block_at(l, b);
+    Affine a;
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t c = blk.c0 + k;
+      a.m[k] = mean[c];
+      a.m_rest[k] = 0.0f;
+      a.scale[k] = rstd[c] * (weight ? weight[c] : 1.0f);
+      a.shift[k] = bias ? bias[c] : 0.0f;
+    }
+    normalize_block(out, x, a, l, blk);
+  }
 }
 
 // With xhat = (x - mean) * rstd over the n values of a channel (batch statistics):
@@ -67,24 +123,26 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
                            const ChannelNormLayout& l, bool batch_stats) {
   const double count = double(l.per_channel());
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t c = 0; c < l.channels; ++c) {
-    const float m = mean[c], rs = rstd[c];
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for_each_in_channel(l, c, [&](int64_t i) {
-      sum_dy += dy[i];
-      sum_dy_xhat += double(dy[i]) * double((x[i] - m) * rs);
-    });
-    if (dweight) dweight[c] = float(sum_dy_xhat);
-    if (dbias) dbias[c] = float(sum_dy);
-    if (!dx) continue;
-    const float scale = (weight ? weight[c] : 1.0f) * rs;
-    if (!batch_stats) {
-      for_each_in_channel(l, c, [&](int64_t i) { dx[i] = scale * dy[i]; });
-      continue;
+  for (int64_t b = 0; b < block_count(l); ++b) {
+    const Block blk = block_at(l, b);
+    const float* m = mean + blk.c0;  // (width)
+    const float* rs = rstd + blk.c0;  // (width)
+    double sum_dy[kBlock] = {}, sum_dy_xhat[kBlock] = {};  // (width)
+    block_sums(l, blk, sum_dy, [&](int64_t i, int64_t) { return dy[i]; });
+    block_sums(l, blk, sum_dy_xhat, [&](int64_t i, int64_t k) { return double(dy[i]) * double((x[i] - m[k]) * rs[k]); });
+    float scale[kBlock], mean_dy[kBlock], mean_dy_xhat[kBlock];
+    for (int64_t k = 0; k < blk.width; ++k) {
+      const int64_t c = blk.c0 + k;
+      if (dweight) dweight[c] = float(sum_dy_xhat[k]);
+      if (dbias) dbias[c] = float(sum_dy[k]);
+      scale[k] = (weight ? weight[c] : 1.0f) * rs[k];
+      mean_dy[k] = batch_stats ? float(sum_dy[k] / count) : 0.0f;
+      mean_dy_xhat[k] = batch_stats ? float(sum_dy_xhat[k] / count) : 0.0f;
     }
-    const float mean_dy = float(sum_dy / count);
-    const float mean_dy_xhat = float(sum_dy_xhat / count);
-    for_each_in_channel(l, c, [&](int64_t i) { dx[i] = scale * (dy[i] - mean_dy - (x[i] - m) * rs * mean_dy_xhat); });
+    if (!dx) continue;
+    block_apply(l, blk, [&](int64_t i, int64_t k) {
+      dx[i] = scale[k] * (dy[i] - mean_dy[k] - (x[i] - m[k]) * rs[k] * mean_dy_xhat[k]);
+    });
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/norm/lane_sum.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -22,19 +23,24 @@ inline void for_each_value(const RowNormLayout& l, int64_t a0, F f) {
 
 bool run_parallel(const RowNormLayout& l) { return l.rows > 1 && l.rows * l.cols() > kParallelElements; }
 
+// Sum over one row of f(i, a) (value index, affine entry), deterministic (lane_sum).
+template <typename F>
+inline double row_sum(const RowNormLayout& l, int64_t a0, F f) {
+  if (l.inner == 1) return lane_sum(l.channels, [&](int64_t i) { return f(i, a0 + i); });
+  double total = 0.0;
+  for (int64_t c = 0; c < l.channels; ++c)
+    total += lane_sum(l.inner, [&](int64_t s) { return f(c * l.inner + s, a0 + c); });
+  return total;
+}
+
 // Mean (0 when uncentered) and 1 / sqrt(var + eps) of one row: two passes in double, so
 // a large mean against a small spread loses nothing (never E[x^2] - E[x]^2).
 void row_moments(const float* xr, int64_t n, bool centered, double eps, double& mean, float& rstd) {
-  double m = 0.0;
-  if (centered) {
-    for (int64_t i = 0; i < n; ++i) m += xr[i];
-    m /= double(n);
-  }
-  double squares = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
+  const double m = centered ? lane_sum(n, [&](int64_t i) { return xr[i]; }) / double(n) : 0.0;
+  const double squares = lane_sum(n, [&](int64_t i) {
     const double d = double(xr[i]) - m;
-    squares += d * d;
-  }
+    return d * d;
+  });
   mean = m;
   rstd = float(1.0 / std::sqrt(squares / double(n) + eps));
 }
@@ -58,12 +64,16 @@ void affine_backward(float* dweight, float* dbias, const float* dy, const float*
       const float* dyr = dy + r * cols + c0 * l.inner;
       const float m = l.centered ? mean[r] : 0.0f;
       const float rs = rstd[r];
-      for (int64_t c = 0; c < width; ++c)
-        for (int64_t s = 0; s < l.inner; ++s) {
-          const int64_t i = c * l.inner + s;
-          dw[c] += double(dyr[i]) * double((xr[i] - m) * rs);
-          db[c] += double(dyr[i]);
-        }
+      auto add = [&](int64_t c, int64_t i) {
+        dw[c] += double(dyr[i]) * double((xr[i] - m) * rs);
+        db[c] += double(dyr[i]);
+      };
+      if (l.inner == 1) {  // LayerNorm: a flat loop the compiler vectorizes
+        for (int64_t c = 0; c < width; ++c) add(c, c);
+      } else {
+        for (int64_t c = 0; c < width; ++c)
+          for (int64_t s = 0; s < l.inner; ++s) add(c, c * l.inner + s);
+      }
     }
     for (int64_t c = 0; c < width; ++c) {
       if (dweight) dweight[g * l.channels + c0 + c] = float(dw[c]);
@@ -112,18 +122,14 @@ void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy,
       const float m = l.centered ? mean[r] : 0.0f;
       const float rs = rstd[r];
       const int64_t a0 = (r % l.groups) * l.channels;
-      double sum_g = 0.0, sum_gx = 0.0;
-      for_each_value(l, a0, [&](int64_t i, int64_t a) {
-        const float g = dyr[i] * (weight ? weight[a] : 1.0f);
-        sum_g += g;
-        sum_gx += double(g) * double((xr[i] - m) * rs);
-      });
-      const float mean_g = l.centered ? float(sum_g / double(cols)) : 0.0f;
+      auto dxhat = [&](int64_t i, int64_t a) { return dyr[i] * (weight ? weight[a] : 1.0f); };
+      const double sum_g = l.centered ? row_sum(l, a0, dxhat) : 0.0;
+      const double sum_gx =
+          row_sum(l, a0, [&](int64_t i, int64_t a) { return double(dxhat(i, a)) * double((xr[i] - m) * rs); });
+      const float mean_g = float(sum_g / double(cols));
       const float mean_gx = float(sum_gx / double(cols));
-      for_each_value(l, a0, [&](int64_t i, int64_t a) {
-        const float g = dyr[i] * (weight ? weight[a] : 1.0f);
-        dxr[i] = rs * (g - mean_g - (xr[i] - m) * rs * mean_gx);
-      });
+      for_each_value(l, a0,
+                     [&](int64_t i, int64_t a) { dxr[i] = rs * (dxhat(i, a) - mean_g - (xr[i] - m) * rs * mean_gx); });
     }
   }
   if (dweight || dbias) affine_backward(dweight, dbias, dy, x, mean, rstd, l);
