@@ -237,3 +237,25 @@ TEST_CASE("cross_entropy matches PyTorch's fixtures", "[loss]") {
     check_close(logits.grad(), f["input.grad"], 1e-6, 1e-5);
   }
 }
+
+TEST_CASE("cross_entropy gives identical bits with 1 and 4 threads", "[loss][threads]") {
+  // (2000, 50): above the size where its row loops run in parallel.
+  Generator gen(11);
+  const Tensor logits = Tensor::randn({2000, 50}, gen, 0.0f, 3.0f);
+  const Tensor targets = Tensor::randint(0, 50, {2000}, gen);
+  const CrossEntropyOptions options{.weight = Tensor::rand({50}, gen, 0.5f, 1.5f), .label_smoothing = 0.1};
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Tensor x = logits.detach().clone().requires_grad_();
+    Tensor loss = nn::cross_entropy(x, targets, options);
+    loss.backward();
+    std::vector<float> out = x.grad().to_vector();
+    out.push_back(loss.item());
+    return out;
+  };
+  const int saved = get_num_threads();
+  const std::vector<float> one = run(1);
+  const std::vector<float> four = run(4);
+  set_num_threads(saved);
+  CHECK(one == four);  // exact equality
+}

@@ -149,6 +149,7 @@ TEST_CASE("SGD refuses invalid options, naming the option and value", "[optim]")
                       Catch::Contains("momentum=0.9, dampening=0.1"));
   REQUIRE_THROWS_AS(SGD({p}, {.lr = -1}), UsageError);
   REQUIRE_THROWS_WITH(SGD({}, {.lr = 0.1}), Catch::Contains("empty parameter list"));
+  REQUIRE_THROWS_WITH(SGD({p, p}, {.lr = 0.1}), Catch::Contains("parameter 1 is the same tensor as parameter 0"));
   Tensor non_leaf = p * 2.0f;
   REQUIRE_THROWS_WITH(SGD({non_leaf}, {.lr = 0.1}), Catch::Contains("can't optimize a non-leaf tensor"));
   SGD optimizer({p}, {.lr = 0.1});

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "minidl/nn/python_repr.hpp"
 #include "minidl/ops/matmul.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -38,7 +39,7 @@ Tensor Linear::forward(const Tensor& input) {
 
 std::string Linear::extra_repr() const {
   return cat("in_features=", in_features_, ", out_features=", out_features_,
-             ", bias=", bias.defined() ? "True" : "False");
+             ", bias=", python_bool(bias.defined()));
 }
 
 }  // namespace minidl::nn

@@ -4,6 +4,7 @@
 
 #include "minidl/autograd/node.hpp"
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/tanh.hpp"
 #include "minidl/ops/binary.hpp"
 
 namespace minidl {
@@ -77,7 +78,8 @@ Tensor pow(const Tensor& x, float exponent) {
 }
 
 Tensor tanh(const Tensor& x) {
-  Tensor out = map(x, [](float v) { return std::tanh(v); });
+  Tensor out = Tensor::empty(x.shape());
+  kernels::tanh_forward(out.data(), x.data(), x.numel());
   return with_local_grad(out, "Tanh", x, out, [](float y) { return 1.0f - y * y; });
 }
 

@@ -1,16 +1,22 @@
 #include "minidl/optim/optimizer.hpp"
 
+#include <unordered_map>
+
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::optim {
 
 Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   if (params_.empty()) throw UsageError("optimizer got an empty parameter list");
+  std::unordered_map<const TensorImpl*, size_t> seen;
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!params_[i].defined()) throw Error(cat("optimizer: parameter ", i, " is an undefined tensor"));
     if (!params_[i].is_leaf())
       throw Error(cat("optimizer: can't optimize a non-leaf tensor (parameter ", i, " of shape ",
                       to_string(params_[i].shape()), ")"));
+    // The same tensor twice would be stepped twice.
+    if (auto [at, fresh] = seen.emplace(params_[i].impl(), i); !fresh)
+      throw Error(cat("optimizer: parameter ", i, " is the same tensor as parameter ", at->second));
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The one place minidl calls BLAS: row-major C = alpha op(A) op(B) + beta C.
 #include <cstdint>
+#include <vector>
 
 namespace minidl::kernels {
 
@@ -11,5 +12,26 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 /// The same product as plain loops, the reference the BLAS path is tested against.
 void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                     const float* a, const float* b, float beta, float* c);
+
+/// One gemm() call's shape, as the recorder saw it.
+struct GemmCall {
+  bool transpose_a, transpose_b;
+  int64_t m, n, k;
+  float beta;
+};
+
+/// While alive, logs every gemm() call made on this thread, so a benchmark can replay the
+/// same products alone (the "GEMM floor" of a workload). Recorders do not nest.
+class GemmRecorder {
+ public:
+  GemmRecorder();
+  ~GemmRecorder();
+  GemmRecorder(const GemmRecorder&) = delete;
+  GemmRecorder& operator=(const GemmRecorder&) = delete;
+  const std::vector<GemmCall>& calls() const { return calls_; }
+
+ private:
+  std::vector<GemmCall> calls_;
+};
 
 }  // namespace minidl::kernels

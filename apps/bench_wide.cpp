@@ -1,0 +1,80 @@
+// bench_wide: a wide net (depth 8 x [Linear(1024, 1024), Tanh], then Linear(1024, 10)),
+// batch 512, SGD steps on synthetic data. Prints the time per step and its ratio to the
+// GEMM floor (the same sgemm calls replayed alone), at each requested thread count.
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "bench/timing.hpp"
+#include "minidl/minidl.hpp"
+
+using namespace minidl;
+
+namespace {
+
+struct WideOptions {
+  int64_t depth = 8, width = 1024, batch = 512, classes = 10;
+  int steps = 20;
+  int repeats = 3;
+};
+
+std::shared_ptr<nn::Sequential> wide_net(const WideOptions& o, Generator& gen) {
+  auto model = std::make_shared<nn::Sequential>();
+  for (int64_t i = 0; i < o.depth; ++i) {
+    model->push_back(std::make_shared<nn::Linear>(o.width, o.width, true, gen));
+    model->push_back(std::make_shared<nn::Tanh>());
+  }
+  model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, true, gen));
+  return model;
+}
+
+double report(int threads, const WideOptions& o) {
+  set_num_threads(threads);
+  Generator gen(0);
+  auto model = wide_net(o, gen);
+  optim::SGD optimizer(model->parameters(), {.lr = 0.01});
+  const Tensor inputs = Tensor::randn({o.batch, o.width}, gen);       // (B, width)
+  const Tensor targets = Tensor::randint(0, o.classes, {o.batch}, gen);  // (B)
+  auto step = [&] {
+    optimizer.zero_grad();
+    Tensor loss = nn::cross_entropy((*model)(inputs), targets);
+    loss.backward();
+    optimizer.step();
+  };
+  step();  // warm: the block cache and OpenBLAS buffers
+  const auto calls = bench::record_gemm_calls(step);
+  const bench::Timing run = bench::best_timing(o.repeats, [&] {
+    for (int s = 0; s < o.steps; ++s) step();
+  });
+  const bench::Timing floor = bench::gemm_floor(calls, o.repeats * o.steps);
+  const double per_step = run.wall / o.steps;
+  std::printf("threads %d: %.1f ms/step, GEMM floor %.1f ms/step (%zu sgemm, %.1f GFLOP/s): wall %.3fx, cpu %.3fx\n",
+              threads, per_step * 1e3, floor.wall * 1e3, calls.size(), bench::gemm_flops(calls) / floor.wall * 1e-9,
+              per_step / floor.wall, run.cpu / o.steps / floor.cpu);
+  return per_step;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("bench_wide", "Time per SGD step of a wide tanh net against its GEMM floor.");
+  options.add_options()
+    ("steps", "steps per timed repeat", cxxopts::value<int>()->default_value("20"))
+    ("repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("3"))
+    ("threads", "comma list of thread counts", cxxopts::value<std::vector<int>>()->default_value("1,2"))
+    ("help", "show this help");
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return 0;
+  }
+  WideOptions o;
+  o.steps = args["steps"].as<int>();
+  o.repeats = args["repeats"].as<int>();
+  std::printf("wide net: depth %lld, width %lld, batch %lld, %d steps x best of %d\n", static_cast<long long>(o.depth),
+              static_cast<long long>(o.width), static_cast<long long>(o.batch), o.steps, o.repeats);
+  const auto thread_counts = args["threads"].as<std::vector<int>>();
+  std::vector<double> per_step;
+  for (int threads : thread_counts) per_step.push_back(report(threads, o));
+  for (size_t i = 1; i < per_step.size(); ++i)
+    std::printf("%d threads are %.2fx faster than %d\n", thread_counts[i], per_step[0] / per_step[i], thread_counts[0]);
+}

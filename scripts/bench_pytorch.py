@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""The PyTorch side of scripts/bench_vs_pytorch.sh (Debian's python3-torch, 1 thread).
+
+  lesson: the lesson's three runs (train 5 epochs + the two evaluations), best of N,
+          printed as "pytorch lesson <ms> ms <us> us/step".
+  norm:   each norm layer's forward + backward on (4096, 1024) and (256, 64, 8, 8),
+          the same cases as apps/bench_norm.
+  process: one plain run of the lesson, for /usr/bin/time (wall and peak RSS).
+"""
+import argparse
+import os
+import time
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+torch.set_num_threads(1)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NORMS = {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm}
+
+
+def load(data_dir):
+    rows = [list(map(float, line.split(","))) for line in open(os.path.join(data_dir, "digits.csv"))]
+    data = torch.tensor(rows)
+    X, y = data[:, :64] / 16.0, data[:, 64].long()
+    idx = {s: torch.tensor([int(v) for v in open(os.path.join(data_dir, f"digits_{s}_indices.txt"))])
+           for s in ("train", "test")}
+    return X[idx["train"]], y[idx["train"]], X[idx["test"]], y[idx["test"]]
+
+
+def deep_net(norm=None, depth=8, width=64):
+    layers, n_in = [], 64
+    for _ in range(depth):
+        layers += [nn.Linear(n_in, width)] + ([norm(width)] if norm else []) + [nn.Tanh()]
+        n_in = width
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+def lesson(split, runs, verbose=False):
+    X_train, y_train, X_val, y_val = split
+    loss_fn = nn.CrossEntropyLoss()
+    steps = 0
+    for name in runs:
+        torch.manual_seed(0)
+        model = deep_net(NORMS[name])
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(5):
+            model.train()
+            for xb, yb in DataLoader(TensorDataset(X_train, y_train), batch_size=64, shuffle=True):
+                opt.zero_grad()
+                loss_fn(model(xb), yb).backward()
+                opt.step()
+                steps += 1
+        model.eval()
+        with torch.no_grad():
+            acc = (model(X_val).argmax(1) == y_val).float().mean().item()
+            loss = loss_fn(model(X_train), y_train).item()
+        if verbose:
+            print(f"{name:<17} training loss {loss:.3f}   val accuracy {acc:.3f}")
+    return steps
+
+
+def best_seconds(repeats, f):
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def norm_cases(shape):
+    c = shape[1]
+    rest = list(shape[1:])
+    groups = 32 if len(shape) == 2 else 8
+    bn = nn.BatchNorm1d(c) if len(shape) == 2 else nn.BatchNorm2d(c)
+    return [("BatchNorm", bn), ("LayerNorm", nn.LayerNorm(rest)),
+            ("RMSNorm", lambda x, w=torch.randn(rest, requires_grad=True):
+             x * torch.rsqrt(x.pow(2).mean(dim=tuple(range(1, x.dim())), keepdim=True) + 1.1920929e-07) * w),
+            ("GroupNorm", nn.GroupNorm(groups, c))]
+
+
+def bench_norm(repeats):
+    for shape in ((4096, 1024), (256, 64, 8, 8)):
+        x = torch.randn(shape, requires_grad=True)
+        dy = torch.randn(shape)
+        nbytes = 5 * x.numel() * 4
+        print(f"pytorch {list(shape)}")
+        for name, layer in norm_cases(shape):
+            def both():
+                x.grad = None
+                layer(x).backward(dy)
+            both()
+            with torch.no_grad():
+                forward = best_seconds(repeats, lambda: layer(x))
+            total = best_seconds(repeats, both)
+            note = " (composite: 1.13 has no RMSNorm)" if name == "RMSNorm" else ""
+            print(f"  {name:<9} forward {forward * 1e3:.3f} ms, forward + backward {total * 1e3:.3f} ms: "
+                  f"{nbytes / total * 1e-9:.1f} GB/s{note}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["lesson", "norm", "process"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--data", default=os.path.join(ROOT, "data"))
+    args = parser.parse_args()
+    if args.what == "norm":
+        bench_norm(args.repeats)
+        return
+    split = load(args.data)
+    runs = ["none", "batch", "layer"]
+    if args.what == "process":
+        lesson(split, runs, verbose=True)
+        return
+    steps = lesson(split, runs)  # warm
+    seconds = best_seconds(args.repeats, lambda: lesson(split, runs))
+    print(f"pytorch lesson {seconds * 1e3:.1f} ms {seconds / steps * 1e6:.1f} us/step")
+
+
+if __name__ == "__main__":
+    main()

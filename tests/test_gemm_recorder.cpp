@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "minidl/kernels/gemm.hpp"
+#include "minidl/minidl.hpp"
+
+using namespace minidl;
+using kernels::GemmCall;
+using kernels::GemmRecorder;
+
+namespace {
+bool same_call(const GemmCall& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {
+  return c.transpose_a == ta && c.transpose_b == tb && c.m == m && c.n == n && c.k == k && c.beta == beta;
+}
+}  // namespace
+
+TEST_CASE("GemmRecorder logs each gemm call of a forward and backward, in order", "[gemm][bench]") {
+  Generator gen(3);
+  Tensor x = Tensor::randn({5, 3}, gen).requires_grad_();
+  Tensor w = Tensor::randn({4, 3}, gen).requires_grad_();
+  Tensor b = Tensor::randn({4}, gen).requires_grad_();
+  GemmRecorder recorder;
+  Tensor y = linear(x, w, b);  // (5, 4): x W^T onto the bias rows
+  sum(y).backward();
+  const std::vector<GemmCall>& calls = recorder.calls();
+  REQUIRE(calls.size() == 3);
+  CHECK(same_call(calls[0], false, true, 5, 4, 3, 1.0f));   // y = x W^T + b
+  CHECK(same_call(calls[1], false, false, 5, 3, 4, 0.0f));  // dx = g W
+  CHECK(same_call(calls[2], true, false, 4, 3, 5, 0.0f));   // dW = g^T x
+}
+
+TEST_CASE("GemmRecorder records nothing once destroyed, and only on its own thread", "[gemm][bench]") {
+  Tensor a = Tensor::ones({2, 3});
+  Tensor b = Tensor::ones({3, 2});
+  std::vector<GemmCall> seen;
+  {
+    GemmRecorder recorder;
+    matmul(a, b);
+    seen = recorder.calls();
+  }
+  REQUIRE(seen.size() == 1);
+  CHECK(same_call(seen[0], false, false, 2, 2, 3, 0.0f));
+  GemmRecorder later;
+  std::thread other([&] { matmul(a, b); });
+  other.join();
+  CHECK(later.calls().empty());
+  matmul(b, a);
+  REQUIRE(later.calls().size() == 1);
+  CHECK(same_call(later.calls()[0], false, false, 3, 3, 2, 0.0f));
+}
