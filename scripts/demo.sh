@@ -2,13 +2,13 @@
 # The README's demo command: set-up (missing Debian packages, configure, build; see
 # scripts/setup.sh), then the lesson's experiment, build/apps/digits. Arguments go to digits
 # (bash scripts/demo.sh --help lists them). The loss curves go to build/curves.csv unless
-# --curves says otherwise, and are drawn to a PNG beside them when scripts/plot.sh exists.
+# --curves says otherwise, and scripts/plot_curves.sh draws them to a PNG beside them.
 # Until the digits program exists, this runs the placeholder app build/apps/hello.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
-plot_script="$repo/scripts/plot.sh"
+plot_script="$repo/scripts/plot_curves.sh"
 
 bash "$repo/scripts/setup.sh"
 
