@@ -13,8 +13,12 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 echo "== $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== the lesson (3 runs: train + evaluate), 1 thread, best of $repeats"
-minidl=$("$build/apps/bench_lesson" --threads 1 --repeats "$repeats" | tee /dev/stderr | awk '$1 == "lesson" {print $3, $13}')
-torch=$("$python" "$root/scripts/bench_pytorch.py" lesson --repeats "$repeats" | tee /dev/stderr | awk '{print $3, $9}')
+ours=$("$build/apps/bench_lesson" --threads 1 --repeats "$repeats")
+echo "$ours"
+theirs=$("$python" "$root/scripts/bench_pytorch.py" lesson --repeats "$repeats")
+echo "$theirs"
+minidl=$(awk '$1 == "lesson" {print $3, $13}' <<< "$ours")  # wall ms, cpu ms
+torch=$(awk '{print $3, $9}' <<< "$theirs")
 echo "$minidl $torch" | awk '{printf "PyTorch / minidl: wall %.2fx, cpu %.2fx\n", $3 / $1, $4 / $2}'
 
 peak() {  # runs "$@" under /usr/bin/time -v; prints wall seconds and peak RSS
