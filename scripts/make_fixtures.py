@@ -3,7 +3,9 @@
 
 Run with Debian's python3-torch (PyTorch 1.13):   /usr/bin/python3 scripts/make_fixtures.py
 Options: --only layers | lesson   (default: both), --out DIR (default: tests/fixtures),
---sensitivity (writes nothing: prints how far float32 and float64 runs of the lesson drift).
+--sensitivity (writes nothing: prints how far runs of the lesson that differ only by rounding
+drift apart: float32 against float64, and against itself with some initial weights' last bit
+flipped).
 
 The generator is deterministic: every case seeds torch from a CRC32 of its own name, PyTorch
 runs on one thread, and the files are written by hand in a fixed order, so running it twice
@@ -498,16 +500,46 @@ def lesson_fixtures(out, data_dir):
         f.write("\n")
 
 
+def replay_losses(norm, init, order, X_train, y_train, steps, relative_noise=0.0, seed=0):
+    """PyTorch's losses over the first steps from init in the given order, after multiplying
+    every initial weight by (1 + relative_noise * N(0, 1)): 1e-8 flips the last bit of some."""
+    model = deep_net(norm)
+    model.load_state_dict(init)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1 + relative_noise * torch.randn(p.shape, generator=gen))
+    opt, losses = torch.optim.SGD(model.parameters(), lr=0.05), []
+    for epoch_order in order:
+        for start in range(0, len(epoch_order), 64):
+            batch = torch.tensor(epoch_order[start:start + 64])
+            opt.zero_grad()
+            loss = F.cross_entropy(model(X_train[batch]), y_train[batch])
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if len(losses) == steps:
+                return losses
+    return losses
+
+
 def lesson_sensitivity(data_dir):
-    """How far float32 and float64 PyTorch runs of the lesson drift apart, step by step."""
+    """How far runs of the lesson that differ only by rounding drift apart, step by step:
+    float32 against float64, and float32 against itself with the last bit of some initial
+    weights flipped (what any implementation that rounds differently amounts to)."""
     X_train, X_val, y_train, y_val = load_digits_split(data_dir)
     for run, name, norm in LESSON_RUNS:
-        _, order32, losses32, _ = lesson_run(norm, X_train, y_train, X_val, y_val)
+        init, order32, losses32, _ = lesson_run(norm, X_train, y_train, X_val, y_val)
         _, order64, losses64, _ = lesson_run(norm, X_train, y_train, X_val, y_val, dtype=torch.float64)
         assert order32 == order64
         diffs = [abs(a - b) for a, b in zip(losses32, losses64)]
-        print(f"{name:<17} float32 vs float64 step losses: max |diff| {max(diffs[:20]):.2e} over the first 20 "
-              f"steps, {max(diffs):.2e} over all {len(diffs)}")
+        print(f"{name:<17} float32 vs float64 step losses: max |diff| {max(diffs[:14]):.1e} over the first 14 "
+              f"steps, {max(diffs[:20]):.1e} over 20, {max(diffs):.1e} over all {len(diffs)}")
+        for seed in range(1, 6):
+            noisy = replay_losses(norm, init, order32, X_train, y_train, 20, 1e-8, seed)
+            diffs = [abs(a - b) for a, b in zip(noisy, losses32)]
+            print(f"{'':<17} last bits flipped (seed {seed}): max |diff| {max(diffs[:14]):.1e} over the first 14 "
+                  f"steps, {max(diffs):.1e} over 20")
 
 
 # ----------------------------------------------------------------------------- main

@@ -216,6 +216,13 @@ TEST_CASE("BatchNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][batc
   Tensor mean_y = mean(y, {0}), var_y = var(y, {0}, 0);
   check_close(mean_y, std::vector<float>(4, 0.0f), 1e-5, 0);
   check_close(var_y, std::vector<float>(4, 1.0f), 1e-2, 0);  // eps 1e-5 against var 1e-2
+  // The backward too: the saved float mean is off by up to 5e-4 here, which it corrects.
+  Tensor x_grad = x.clone().requires_grad_(), dy = random_normal({256, 4}, 62);
+  sum(batch_norm(x_grad, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5) * dy).backward();
+  check_close(x_grad.grad(),
+              minidl::testing::normalize_input_grad_reference(x, dy, 4, 256, 1e-5,
+                                                              [](int64_t c, int64_t n) { return n * 4 + c; }),
+              1e-4, 1e-5);  // |dx| up to ~40
 }
 
 TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {

@@ -123,6 +123,28 @@ TEST_CASE("SGD updates in place, records no graph, leaves the gradient alone", "
   CHECK(grad_enabled());  // the guard inside step() is gone
 }
 
+TEST_CASE("SGD keeps one momentum buffer per parameter, allocated once", "[optim]") {
+  // PyTorch: the buffer is a copy of the first (decayed) gradient, then b = m b + (1 - d) g in place.
+  Tensor p = Tensor::from_vector({1.0f, -2.0f}).requires_grad_();
+  SGD optimizer({p}, {.lr = 0.1, .momentum = 0.5, .dampening = 0.2, .weight_decay = 0.1});
+  CHECK_FALSE(optimizer.momentum_buffer(0).defined());
+  p.set_grad(Tensor::from_vector({0.5f, 1.0f}));
+  optimizer.step();
+  // b = g + 0.1 p = [0.5 + 0.1, 1 - 0.2]; p = [1 - 0.06, -2 - 0.08]
+  check_close(optimizer.momentum_buffer(0), {0.6f, 0.8f}, 1e-7, 0.0);
+  check_close(p, {0.94f, -2.08f}, 1e-6, 0.0);
+  const float* storage = optimizer.momentum_buffer(0).data();
+  p.set_grad(Tensor::from_vector({-1.0f, 2.0f}));
+  optimizer.step();
+  // b = 0.5 [0.6, 0.8] + 0.8 ([-1, 2] + 0.1 [0.94, -2.08]) = [-0.4248, 1.8336]
+  check_close(optimizer.momentum_buffer(0), {-0.4248f, 1.8336f}, 1e-6, 0.0);
+  CHECK(optimizer.momentum_buffer(0).data() == storage);  // updated in place, not reallocated
+  REQUIRE_THROWS_WITH(optimizer.momentum_buffer(1), Catch::Contains("index 1 is out of range for 1 parameters"));
+  SGD plain({p}, {.lr = 0.1});
+  plain.step();
+  CHECK_FALSE(plain.momentum_buffer(0).defined());  // no momentum, no buffer
+}
+
 TEST_CASE("SGD zero_grad drops or zeroes the gradients", "[optim]") {
   Tensor p = Tensor::from_vector({1.0f, 2.0f}).requires_grad_();
   SGD optimizer({p}, {.lr = 0.1});

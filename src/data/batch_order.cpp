@@ -29,10 +29,7 @@ std::vector<int64_t> parse_permutation(const detail::TextLines& lines, std::stri
   return order;
 }
 
-}  // namespace
-
-std::vector<std::vector<int64_t>> read_batch_order(const std::string& path, int64_t examples, int64_t epochs) {
-  detail::TextLines lines(path);
+std::vector<std::vector<int64_t>> parse_orders(detail::TextLines lines, int64_t examples, int64_t epochs) {
   std::vector<std::vector<int64_t>> orders;
   while (auto line = lines.next()) {
     if (int64_t(orders.size()) == epochs)
@@ -42,6 +39,17 @@ std::vector<std::vector<int64_t>> read_batch_order(const std::string& path, int6
   if (int64_t(orders.size()) != epochs)
     lines.fail_file(cat("expected ", epochs, " lines (one per epoch), got ", orders.size()));
   return orders;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> read_batch_order(const std::string& path, int64_t examples, int64_t epochs) {
+  return parse_orders(detail::TextLines(path), examples, epochs);
+}
+
+std::vector<std::vector<int64_t>> parse_batch_order(std::string text, const std::string& name, int64_t examples,
+                                                    int64_t epochs) {
+  return parse_orders(detail::TextLines(name, std::move(text)), examples, epochs);
 }
 
 }  // namespace minidl::data

@@ -31,10 +31,7 @@ float parse_label(const detail::TextLines& lines, std::string_view field, int64_
   return float(*value);
 }
 
-}  // namespace
-
-Digits read_digits_csv(const std::string& path) {
-  detail::TextLines lines(path);
+Digits parse_digits(detail::TextLines lines) {
   std::vector<float> pixels, labels;
   while (auto line = lines.next()) {
     auto fields = detail::split_fields(*line, ',');
@@ -48,8 +45,7 @@ Digits read_digits_csv(const std::string& path) {
   return {Tensor::from_vector(pixels, {rows, kPixels}), Tensor::from_vector(labels, {rows})};
 }
 
-std::vector<int64_t> read_split_indices(const std::string& path, int64_t rows) {
-  detail::TextLines lines(path);
+std::vector<int64_t> parse_split(detail::TextLines lines, int64_t rows) {
   std::vector<int64_t> indices;
   std::vector<int64_t> seen_on(size_t(rows), 0);  // line where each row appeared, 0 if not yet
   while (auto line = lines.next()) {
@@ -66,6 +62,22 @@ std::vector<int64_t> read_split_indices(const std::string& path, int64_t rows) {
     indices.push_back(*index);
   }
   return indices;
+}
+
+}  // namespace
+
+Digits read_digits_csv(const std::string& path) { return parse_digits(detail::TextLines(path)); }
+
+Digits parse_digits_csv(std::string text, const std::string& name) {
+  return parse_digits(detail::TextLines(name, std::move(text)));
+}
+
+std::vector<int64_t> read_split_indices(const std::string& path, int64_t rows) {
+  return parse_split(detail::TextLines(path), rows);
+}
+
+std::vector<int64_t> parse_split_indices(std::string text, const std::string& name, int64_t rows) {
+  return parse_split(detail::TextLines(name, std::move(text)), rows);
 }
 
 DigitsSplit load_digits(const std::string& data_dir) {

@@ -19,14 +19,19 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-}  // namespace
-
-TextLines::TextLines(std::string path) : path_(std::move(path)) {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw UsageError(cat(path_, ": cannot open the file (missing or unreadable)"));
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(cat(path, ": cannot open the file (missing or unreadable)"));
   std::ostringstream content;
   content << in.rdbuf();
-  text_ = content.str();
+  return content.str();
+}
+
+}  // namespace
+
+TextLines::TextLines(std::string path) : TextLines(path, read_whole_file(path)) {}
+
+TextLines::TextLines(std::string name, std::string text) : path_(std::move(name)), text_(std::move(text)) {
   content_end_ = text_.size();
   while (content_end_ > 0 && is_blank(text_[content_end_ - 1])) --content_end_;
   if (content_end_ == 0) fail_file("the file is empty");

@@ -13,6 +13,8 @@ class TextLines {
  public:
   /// Reads the whole file; throws UsageError when it cannot be opened or is empty.
   explicit TextLines(std::string path);
+  /// Lines of text already in memory; `name` stands for the file in messages.
+  TextLines(std::string name, std::string text);
 
   /// The next line without its line ending, or nullopt at the end. Blank lines at the end
   /// of the file are skipped; a blank line before other lines is returned (as "").

@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "minidl/io/atomic_file.hpp"
 #include "minidl/tensor/error.hpp"
@@ -76,8 +77,8 @@ namespace {
 // Reads and checks one file; every failure names the file.
 class Reader {
  public:
-  explicit Reader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
-    if (!in_) throw UsageError(cat(path_, ": cannot open the checkpoint (missing or unreadable)"));
+  // `in` holds the file's bytes; `path` names it in messages.
+  Reader(const std::string& path, std::istream& in) : path_(path), in_(in) {
     in_.seekg(0, std::ios::end);
     file_size_ = uint64_t(in_.tellg());
     in_.seekg(0);
@@ -145,12 +146,16 @@ class Reader {
       bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32 and I64)"));
     const json& shape = info["shape"];
     if (!shape.is_array()) bad(cat("the shape ", shape.dump(), " is not a list of sizes"));
-    uint64_t numel = 1;
+    // The product of the non-zero sizes must fit int64 even when a 0 makes the tensor empty:
+    // numel and the strides are computed in int64 ([0, 2^40, 2^40] would overflow them).
+    uint64_t numel = 1, extents = 1;
     for (const json& size : shape) {
       if (!size.is_number_unsigned()) bad(cat("the shape ", shape.dump(), " holds ", size.dump(), ", not a size"));
       const uint64_t s = size.get<uint64_t>();
-      if (s > uint64_t(std::numeric_limits<int64_t>::max()) || __builtin_mul_overflow(numel, s, &numel))
+      if (s != 0 && (__builtin_mul_overflow(extents, s, &extents) ||
+                     extents > uint64_t(std::numeric_limits<int64_t>::max())))
         bad(cat("the shape ", shape.dump(), " is absurdly large"));
+      numel *= s;  // at most extents
       slot.shape.push_back(int64_t(s));
     }
     uint64_t bytes = 0;
@@ -196,7 +201,8 @@ class Reader {
       bytes.resize(slot.end - slot.begin);
       read_bytes(bytes.data(), bytes.size());
       if (slot.dtype == nn::DType::F32) {
-        std::memcpy(value.data(), bytes.data(), bytes.size());
+        // An empty tensor has no storage: memcpy must not see its null pointer (UB).
+        if (!bytes.empty()) std::memcpy(value.data(), bytes.data(), bytes.size());
       } else {
         for (int64_t i = 0; i < value.numel(); ++i) {
           int64_t v = 0;
@@ -210,13 +216,22 @@ class Reader {
   }
 
   std::string path_;
-  std::ifstream in_;
+  std::istream& in_;
   uint64_t file_size_ = 0;
   uint64_t data_size_ = 0;
 };
 
 }  // namespace
 
-nn::StateDict load_safetensors(const std::string& path) { return Reader(path).read(); }
+nn::StateDict load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(cat(path, ": cannot open the checkpoint (missing or unreadable)"));
+  return Reader(path, in).read();
+}
+
+nn::StateDict parse_safetensors(std::string_view bytes, const std::string& name) {
+  std::istringstream in{std::string(bytes), std::ios::binary};
+  return Reader(name, in).read();
+}
 
 }  // namespace minidl::io

@@ -30,6 +30,12 @@ void SGD::set_lr(double lr) {
   options_ = changed;
 }
 
+const Tensor& SGD::momentum_buffer(size_t i) const {
+  if (i >= momentum_buffers_.size())
+    throw Error(cat("SGD::momentum_buffer: index ", i, " is out of range for ", momentum_buffers_.size(), " parameters"));
+  return momentum_buffers_[i];
+}
+
 void SGD::step() {
   NoGradGuard no_grad;
   // float32 coefficients, as PyTorch's kernels apply their Python-float alphas.

@@ -2,6 +2,7 @@
 // Plain-loop references for the normalization tests, in double, written independently
 // of the library's kernels and composites.
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "minidl/minidl.hpp"
@@ -74,6 +75,29 @@ inline Tensor row_normalize_reference(const Tensor& x, int64_t cols, bool center
     }
   }
   return out;
+}
+
+/// d sum(y * dy) / dx for y = (x - mean) / sqrt(var + eps) over groups of `count` values,
+/// in double. Value j of group k is x[index(k, j)]: rows of a LayerNorm, channels of a BatchNorm.
+inline Tensor normalize_input_grad_reference(const Tensor& x, const Tensor& dy, int64_t groups, int64_t count,
+                                             double eps, const std::function<int64_t(int64_t, int64_t)>& index) {
+  Tensor dx = Tensor::empty(x.shape());
+  for (int64_t k = 0; k < groups; ++k) {
+    double mu = 0.0, var = 0.0, mean_dy = 0.0, mean_dy_xhat = 0.0;
+    for (int64_t j = 0; j < count; ++j) mu += x.data()[index(k, j)];
+    mu /= double(count);
+    for (int64_t j = 0; j < count; ++j) var += std::pow(x.data()[index(k, j)] - mu, 2);
+    const double rstd = 1.0 / std::sqrt(var / double(count) + eps);
+    for (int64_t j = 0; j < count; ++j) {
+      mean_dy += dy.data()[index(k, j)] / double(count);
+      mean_dy_xhat += dy.data()[index(k, j)] * (x.data()[index(k, j)] - mu) * rstd / double(count);
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t i = index(k, j);
+      dx.data()[i] = float(rstd * (dy.data()[i] - mean_dy - (x.data()[i] - mu) * rstd * mean_dy_xhat));
+    }
+  }
+  return dx;
 }
 
 /// Number of values in a module's parameters, and in its buffers.

@@ -5,6 +5,7 @@
 // then the raw little-endian data. Names are PyTorch's state_dict names, so a checkpoint
 // moves between minidl and PyTorch (torch.load_state_dict(strict=True) takes it).
 #include <string>
+#include <string_view>
 
 #include "minidl/nn/module.hpp"
 
@@ -21,5 +22,7 @@ void save_safetensors(const std::string& path, const nn::StateDict& state);
 /// does not match its bytes) throws UsageError naming the file and what is wrong; nothing
 /// is allocated beyond the file's size. Entries come in the order of their data.
 nn::StateDict load_safetensors(const std::string& path);
+/// load_safetensors on a file's bytes in memory; `name` stands for the file in messages.
+nn::StateDict parse_safetensors(std::string_view bytes, const std::string& name);
 
 }  // namespace minidl::io

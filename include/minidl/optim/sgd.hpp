@@ -31,6 +31,9 @@ class SGD : public Optimizer {
   const SGDOptions& options() const { return options_; }
   /// Changes the learning rate for the following steps (a schedule's hook).
   void set_lr(double lr);
+  /// Parameter i's momentum buffer (PyTorch's state[p]["momentum_buffer"]): undefined
+  /// until its first step with momentum != 0, then updated in place.
+  const Tensor& momentum_buffer(size_t i) const;
 
  private:
   SGDOptions options_;

@@ -127,6 +127,9 @@ void channel_norm_forward(float* out, const float* x, const float* mean, const f
 // With xhat = (x - mean) * rstd over the n values of a channel (batch statistics):
 //   dx = weight * rstd * (dy - mean(dy) - xhat * mean(dy * xhat))
 // and the two sums are also dbias and dweight. With fixed statistics dx = weight * rstd * dy.
+// The saved batch mean is the true mean rounded to float; with a mean of 1e4 against a
+// spread of 1e-1 that shifts every xhat by up to 5e-3. Batch xhat sums to 0 per channel,
+// so its mean over the channel (`offset`) is exactly that shift, removed here.
 void channel_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
                            const float* mean, const float* rstd, const float* weight,
                            const ChannelNormLayout& l, bool batch_stats) {
@@ -136,9 +139,15 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
     const Block blk = block_at(l, b);
     const float* m = mean + blk.c0;  // (width)
     const float* rs = rstd + blk.c0;  // (width)
-    double sum_dy[kBlock] = {}, sum_dy_xhat[kBlock] = {};  // (width)
+    double sum_xhat[kBlock] = {}, sum_dy[kBlock] = {}, sum_dy_xhat[kBlock] = {};  // (width)
+    float offset[kBlock] = {};
+    if (batch_stats) {
+      block_sums(l, blk, sum_xhat, [&](int64_t i, int64_t k) { return (x[i] - m[k]) * rs[k]; });
+      for (int64_t k = 0; k < blk.width; ++k) offset[k] = float(sum_xhat[k] / count);
+    }
+    auto xhat = [&](int64_t i, int64_t k) { return (x[i] - m[k]) * rs[k] - offset[k]; };
     block_sums(l, blk, sum_dy, [&](int64_t i, int64_t) { return dy[i]; });
-    block_sums(l, blk, sum_dy_xhat, [&](int64_t i, int64_t k) { return double(dy[i]) * double((x[i] - m[k]) * rs[k]); });
+    block_sums(l, blk, sum_dy_xhat, [&](int64_t i, int64_t k) { return double(dy[i]) * double(xhat(i, k)); });
     float scale[kBlock], mean_dy[kBlock], mean_dy_xhat[kBlock];
     for (int64_t k = 0; k < blk.width; ++k) {
       const int64_t c = blk.c0 + k;
@@ -150,7 +159,7 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
     }
     if (!dx) continue;
     block_apply(l, blk, [&](int64_t i, int64_t k) {
-      dx[i] = scale[k] * (dy[i] - mean_dy[k] - (x[i] - m[k]) * rs[k] * mean_dy_xhat[k]);
+      dx[i] = scale[k] * (dy[i] - mean_dy[k] - xhat(i, k) * mean_dy_xhat[k]);
     });
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/norm/lane_sum.hpp"
@@ -50,7 +51,7 @@ void row_moments(const float* xr, int64_t n, bool centered, double eps, double& 
 // order, which the prefetcher follows) and sums every entry in row order: the same bits
 // whatever the thread count.
 void affine_backward(float* dweight, float* dbias, const float* dy, const float* x, const float* mean,
-                     const float* rstd, const RowNormLayout& l) {
+                     const float* rstd, const float* offset, const RowNormLayout& l) {
   constexpr int64_t kChunk = 512;
   const int64_t entries = l.groups * l.channels;
   const int64_t chunks = (entries + kChunk - 1) / kChunk;
@@ -66,12 +67,12 @@ void affine_backward(float* dweight, float* dbias, const float* dy, const float*
       const float* xr = x + r * cols + (lo - a0) * l.inner;
       const float* dyr = dy + r * cols + (lo - a0) * l.inner;
       const float m = l.centered ? mean[r] : 0.0f;
-      const float rs = rstd[r];
+      const float rs = rstd[r], off = l.centered ? offset[r] : 0.0f;
       double* dwr = dw + (lo - e0);
       double* dbr = db + (lo - e0);
       if (l.inner == 1) {  // LayerNorm, RMSNorm: a flat loop the compiler vectorizes
         for (int64_t c = 0; c < hi - lo; ++c) {
-          dwr[c] += double(dyr[c]) * double((xr[c] - m) * rs);
+          dwr[c] += double(dyr[c]) * double((xr[c] - m) * rs - off);
           dbr[c] += double(dyr[c]);
         }
         continue;
@@ -79,7 +80,7 @@ void affine_backward(float* dweight, float* dbias, const float* dy, const float*
       for (int64_t c = 0; c < hi - lo; ++c) {
         const float* xc = xr + c * l.inner;
         const float* dyc = dyr + c * l.inner;
-        dwr[c] += lane_sum(l.inner, [&](int64_t s) { return double(dyc[s]) * double((xc[s] - m) * rs); });
+        dwr[c] += lane_sum(l.inner, [&](int64_t s) { return double(dyc[s]) * double((xc[s] - m) * rs - off); });
         dbr[c] += lane_sum(l.inner, [&](int64_t s) { return dyc[s]; });
       }
     }
@@ -118,9 +119,19 @@ void row_norm_forward(float* out, float* mean, float* rstd, const float* x, cons
 // With xhat = (x - mean) * rstd and dxhat = dy * weight, per row of n values:
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 // (uncentered: no mean(dxhat) term). Two reductions, then one pass.
+// The saved mean is the true mean rounded to float; with a mean of 1e4 against a spread
+// of 1e-1 that rounding shifts every (x - mean) * rstd by up to 5e-3. A centered row's
+// xhat sums to 0, so its mean over the row (`offset`) is exactly that shift, removed here.
 void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
                        const float* mean, const float* rstd, const float* weight, const RowNormLayout& l) {
   const int64_t cols = l.cols();
+  std::vector<float> offset(size_t(l.centered ? l.rows : 0));  // (rows)
+#pragma omp parallel for if (run_parallel(l) && l.centered) schedule(static)
+  for (int64_t r = 0; r < (l.centered ? l.rows : 0); ++r) {
+    const float* xr = x + r * cols;
+    const float m = mean[r], rs = rstd[r];
+    offset[size_t(r)] = float(lane_sum(cols, [&](int64_t i) { return (xr[i] - m) * rs; }) / double(cols));
+  }
   if (dx) {
 #pragma omp parallel for if (run_parallel(l)) schedule(static)
     for (int64_t r = 0; r < l.rows; ++r) {
@@ -128,19 +139,19 @@ void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy,
       const float* dyr = dy + r * cols;  // (cols)
       float* dxr = dx + r * cols;        // (cols)
       const float m = l.centered ? mean[r] : 0.0f;
-      const float rs = rstd[r];
+      const float rs = rstd[r], off = l.centered ? offset[size_t(r)] : 0.0f;
       const int64_t a0 = (r % l.groups) * l.channels;
       auto dxhat = [&](int64_t i, int64_t a) { return dyr[i] * (weight ? weight[a] : 1.0f); };
       const double sum_g = l.centered ? row_sum(l, a0, dxhat) : 0.0;
       const double sum_gx =
-          row_sum(l, a0, [&](int64_t i, int64_t a) { return double(dxhat(i, a)) * double((xr[i] - m) * rs); });
+          row_sum(l, a0, [&](int64_t i, int64_t a) { return double(dxhat(i, a)) * double((xr[i] - m) * rs - off); });
       const float mean_g = float(sum_g / double(cols));
       const float mean_gx = float(sum_gx / double(cols));
       for_each_value(l, a0,
-                     [&](int64_t i, int64_t a) { dxr[i] = rs * (dxhat(i, a) - mean_g - (xr[i] - m) * rs * mean_gx); });
+                     [&](int64_t i, int64_t a) { dxr[i] = rs * (dxhat(i, a) - mean_g - ((xr[i] - m) * rs - off) * mean_gx); });
     }
   }
-  if (dweight || dbias) affine_backward(dweight, dbias, dy, x, mean, rstd, l);
+  if (dweight || dbias) affine_backward(dweight, dbias, dy, x, mean, rstd, offset.data(), l);
 }
 
 }  // namespace minidl::kernels

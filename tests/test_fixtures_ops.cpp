@@ -1,0 +1,40 @@
+// minidl's log_softmax against PyTorch 1.13 on the fixtures of scripts/make_fixtures.py, and
+// a check that every fixture file belongs to a module some test compares. (Linear, Tanh,
+// ReLU, cross_entropy and SGD fixtures are compared in their own tests; the norm layers'
+// in test_fixtures_norm.cpp.) Values within 1e-5 absolute or 1e-4 relative.
+#include <catch2/catch.hpp>
+
+#include "minidl/minidl.hpp"
+#include "support/fixture.hpp"
+
+using namespace minidl;
+using minidl::testing::check_call;
+using minidl::testing::Fixture;
+using minidl::testing::fixtures_of;
+
+TEST_CASE("fixtures: log_softmax matches PyTorch on every dim, and on large logits", "[fixtures]") {
+  for (const Fixture& fx : fixtures_of("log_softmax")) {
+    DYNAMIC_SECTION(fx.name()) {
+      const int64_t dim = fx.options().at("dim");
+      check_call(fx, "", [&](const Tensor& x) { return log_softmax(x, dim); });
+    }
+  }
+}
+
+TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", "[fixtures]") {
+  const std::vector<std::string> compared = {
+      "Linear",        // test_nn_linear.cpp
+      "Tanh", "ReLU",  // test_nn_activation.cpp
+      "log_softmax",   // here
+      "cross_entropy", // test_cross_entropy.cpp
+      "SGD",           // test_sgd.cpp
+      "BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm", "GroupNorm",  // test_fixtures_norm.cpp
+  };
+  const std::vector<std::string> names = testing::fixture_names();
+  CHECK(names.size() >= 80);
+  for (const std::string& name : names) {
+    const Fixture fx(name);
+    INFO(name << " names module '" << fx.module() << "'");
+    CHECK(std::find(compared.begin(), compared.end(), fx.module()) != compared.end());
+  }
+}

@@ -1,0 +1,96 @@
+// Files survive a process killed while writing them: a helper saves a checkpoint and a
+// curves file in a loop (tests/helpers/save_loop.cpp); it is SIGKILLed at random moments
+// and restarted, and after each kill every file present must be whole: the old generation
+// or the new one, never a mix or a part, and no temporary file may pass for a checkpoint.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "minidl/io/safetensors.hpp"
+#include "support/check.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace minidl;
+using minidl::testing::TempDir;
+
+namespace {
+
+const std::string kSaveLoop = std::string(MINIDL_BINARY_DIR) + "/tests/minidl_save_loop";
+
+// The generation of a whole checkpoint; fails the test when it is torn.
+int64_t checkpoint_generation(const std::string& path) {
+  nn::StateDict state;
+  REQUIRE_NOTHROW(state = io::load_safetensors(path));
+  REQUIRE(state.size() == 2);
+  REQUIRE(state[1].name == "generation");
+  const float generation = state[1].value.data()[0];
+  REQUIRE(state[0].value.shape() == Shape{256, 256});
+  const std::vector<float> values = state[0].value.to_vector();
+  REQUIRE(std::all_of(values.begin(), values.end(), [&](float v) { return v == generation; }));
+  return int64_t(generation);
+}
+
+// The generation of a whole curves file; fails the test when rows are missing or torn.
+int64_t curves_generation(const std::string& path) {
+  std::istringstream in(testing::slurp(path));
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  REQUIRE(line == "run,epoch,step,loss");
+  int64_t generation = -1, rows = 0;
+  while (std::getline(in, line)) {
+    int64_t g = 0, k = 0, loss = 0;
+    REQUIRE(std::sscanf(line.c_str(), "loop,%ld,%ld,%ld", &g, &k, &loss) == 3);
+    if (generation < 0) generation = g;
+    REQUIRE(g == generation);
+    REQUIRE(k == rows);
+    ++rows;
+  }
+  REQUIRE(rows == 100 + generation % 100);
+  return generation;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoints and curves killed mid-write are the old file or the new one", "[kill]") {
+  TempDir dir;
+  std::mt19937 rng(20261130);  // seeded: the same kill moments on every run
+  std::uniform_int_distribution<int> delay_us(0, 40'000);
+  int64_t last_checkpoint = -1, last_curves = -1;
+  int killed_while_running = 0;
+  for (int kill = 0; kill < 20; ++kill) {
+    INFO("kill " << kill);
+    testing::ProcessResult result;
+    const pid_t pid = testing::spawn_process({kSaveLoop, dir.path().string(), "1000000"}, dir.file("out.txt"),
+                                             dir.file("err.txt"));
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
+    ::kill(pid, SIGKILL);
+    testing::wait_process(pid, result);
+    if (result.signal == SIGKILL) ++killed_while_running;
+    REQUIRE(testing::slurp(dir.file("err.txt")) == "");
+
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      const std::string name = entry.path().filename().string();
+      if (name == "out.txt" || name == "err.txt") continue;
+      INFO("file " << name);
+      if (name == "model.safetensors") {
+        const int64_t g = checkpoint_generation(entry.path().string());
+        CHECK(g >= last_checkpoint);  // never an older file than one seen before
+        last_checkpoint = g;
+      } else if (name == "curves.csv") {
+        const int64_t g = curves_generation(entry.path().string());
+        CHECK(g >= last_curves);
+        last_curves = g;
+      } else {
+        // A temporary left by the kill: hidden, and no name a reader would take for the file.
+        CHECK(name.starts_with("."));
+        CHECK(name.find(".tmp.") != std::string::npos);
+        CHECK_FALSE(name.ends_with(".safetensors"));
+        CHECK_FALSE(name.ends_with(".csv"));
+      }
+    }
+  }
+  CHECK(killed_while_running == 20);  // the loop never ends by itself: every kill hit it running
+  CHECK(last_checkpoint >= 0);        // it got to save something
+}
