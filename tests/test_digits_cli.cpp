@@ -1,51 +1,25 @@
 // The digits program as a user runs it: options, exit codes, output files, replays.
 #ifdef MINIDL_DIGITS_EXE
-#include <sys/wait.h>
-
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
+#include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+using minidl::testing::ProcessResult;
+using minidl::testing::slurp;
 using minidl::testing::TempDir;
 
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// s in single quotes for the shell.
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'')
-      q.append("'\\''");
-    else
-      q.push_back(c);
-  }
-  q.push_back('\'');
-  return q;
-}
-
-Outcome digits(const TempDir& dir, const std::vector<std::string>& args) {
-  std::string command = quote(MINIDL_DIGITS_EXE);
-  for (const std::string& a : args) command.append(" ").append(quote(a));
-  command.append(" >").append(quote(dir.file("stdout.txt")));
-  command.append(" 2>").append(quote(dir.file("stderr.txt")));
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  return {WEXITSTATUS(status), slurp(dir.file("stdout.txt")), slurp(dir.file("stderr.txt"))};
+ProcessResult digits(const TempDir& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{MINIDL_DIGITS_EXE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessResult result = minidl::testing::run_process(argv, dir.path());
+  REQUIRE(result.signal == 0);
+  return result;
 }
 
 size_t count_lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
@@ -68,7 +42,7 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
   }
   const std::string order_file = dir.write("order.txt", order);
   auto run = [&](const std::string& curves, const std::string& seed, const std::string& threads) {
-    Outcome o = digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2",
+    ProcessResult o = digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2",
                              "--batch-order", order_file, "--curves", dir.file(curves), "--seed", seed, "--threads",
                              threads, "--quiet"});
     INFO(o.err);
@@ -100,7 +74,7 @@ TEST_CASE("digits --jobs trains the runs concurrently with the results of runnin
 
 TEST_CASE("digits prints the lesson's table and writes the summary and checkpoints", "[lesson]") {
   TempDir dir;
-  Outcome o = digits(dir, with(kSmall, {"--norm", "rms,group", "--groups", "4", "--summary", dir.file("s.json"),
+  ProcessResult o = digits(dir, with(kSmall, {"--norm", "rms,group", "--groups", "4", "--summary", dir.file("s.json"),
                                         "--save", dir.file("ckpt")}));
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
@@ -129,7 +103,7 @@ TEST_CASE("digits --init starts from a checkpoint: saved weights replay the same
   auto curves = [&](const std::string& name, bool init) {
     auto args = with(kSmall, {"--norm", "batch", "--seed", "3", "--curves", dir.file(name)});
     if (init) args = with(args, {"--init", dir.file("a")});
-    Outcome o = digits(dir, args);
+    ProcessResult o = digits(dir, args);
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return slurp(dir.file(name));
@@ -140,7 +114,7 @@ TEST_CASE("digits --init starts from a checkpoint: saved weights replay the same
 
 TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
   TempDir dir;
-  Outcome o = digits(dir, {"--norm", "layer", "--depth", "2", "--width", "16", "--epochs", "2"});
+  ProcessResult o = digits(dir, {"--norm", "layer", "--depth", "2", "--width", "16", "--epochs", "2"});
   REQUIRE(o.exit_code == 0);
   CHECK(count_lines(o.err) == 2);
   CHECK_THAT(o.err, Catch::StartsWith("[layer] epoch 1/2  mean loss ") && Catch::Contains("val accuracy") &&
@@ -149,7 +123,7 @@ TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
 
 TEST_CASE("digits: a diverging run stops with a message, the others go on, exit code 1", "[lesson]") {
   TempDir dir;
-  Outcome o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr", "1e38",
+  ProcessResult o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr", "1e38",
                            "--quiet", "--curves", dir.file("c.csv")});
   CHECK(o.exit_code == 1);
   CHECK_THAT(o.err, Catch::Contains("run \"none\"") && Catch::Contains("at epoch 1, step") &&
@@ -187,7 +161,7 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--curves", dir.file("no/such/dir/c.csv")}, "does not exist"},
   };
   for (const auto& [args, message] : cases) {
-    Outcome o = digits(dir, with(args, {"--quiet"}));
+    ProcessResult o = digits(dir, with(args, {"--quiet"}));
     INFO("digits " << args.front() << " ...: stderr " << o.err);
     CHECK(o.exit_code == 2);
     CHECK(count_lines(o.err) == 1);
@@ -199,14 +173,14 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
 TEST_CASE("digits --init refuses a checkpoint of another model with exit code 2", "[lesson]") {
   TempDir dir;
   REQUIRE(digits(dir, with(kSmall, {"--norm", "layer", "--save", dir.file("ckpt")})).exit_code == 0);
-  Outcome o = digits(dir, with(kSmall, {"--norm", "layer", "--width", "32", "--init", dir.file("ckpt")}));
+  ProcessResult o = digits(dir, with(kSmall, {"--norm", "layer", "--width", "32", "--init", dir.file("ckpt")}));
   CHECK(o.exit_code == 2);
   CHECK_THAT(o.err, Catch::Contains("layer.safetensors does not fit deep_net(layer)") && Catch::Contains("0.weight"));
 }
 
 TEST_CASE("digits --help describes every option", "[lesson]") {
   TempDir dir;
-  Outcome o = digits(dir, {"--help"});
+  ProcessResult o = digits(dir, {"--help"});
   CHECK(o.exit_code == 0);
   for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seed",
                              "--threads", "--jobs", "--data", "--curves", "--summary", "--save", "--init", "--batch-order",
