@@ -60,7 +60,7 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
 TEST_CASE("digits --jobs trains the runs concurrently with the results of running them one by one", "[lesson]") {
   TempDir dir;
   auto run = [&](const std::string& curves, const std::string& jobs) {
-    Outcome o = digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves",
+    ProcessResult o = digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves",
                                           dir.file(curves), "--jobs", jobs}));
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
