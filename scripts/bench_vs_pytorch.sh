@@ -11,7 +11,7 @@ repeats=${2:-5}
 python=/usr/bin/python3  # Debian's, with torch (not a pyenv python3 on PATH)
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-echo "== $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== the lesson (3 runs: train + evaluate), 1 thread, best of $repeats"
 ours=$("$build/apps/bench_lesson" --threads 1 --repeats "$repeats")
 echo "$ours"
