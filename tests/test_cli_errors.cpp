@@ -80,6 +80,8 @@ std::vector<BadInput> bad_inputs() {
       {"groups not dividing width", {"--norm", "group", "--width", "60", "--groups", "8"},
        {"groups 8 does not divide width 60"}},
       {"zero threads", {"--threads", "0"}, {"--threads", "got 0"}},
+      {"zero jobs", {"--jobs", "0"}, {"--jobs", "got 0"}},
+      {"non-numeric jobs", {"--jobs", "two"}, {"--jobs: ", "two"}},
       {"unknown flag", {"--bogus"}, {"bogus"}},
       {"unexpected argument", {"stray"}, {"\"stray\""}},
       {"non-numeric epochs", {"--epochs", "five"}, {"--epochs: ", "five"}},

@@ -1,5 +1,5 @@
 // The same seed and options give byte-identical curves and checkpoints: run after run, at
-// 1 and at 2 threads. And a run whose loss blows up stops with a message naming run, epoch
+// 1 and at 2 threads, with --jobs. And a run whose loss blows up stops with a message naming run, epoch
 // and step; the other runs go on and the exit code is 1.
 #include <algorithm>
 #include <fstream>
@@ -62,6 +62,13 @@ TEST_CASE("digits: 1 and 2 threads give byte-identical curves and checkpoints", 
   const Outputs one = train(s, "one", {"--threads", "1"});
   require_identical(one, train(s, "two", {"--threads", "2"}));
   require_identical(one, train(s, "two_again", {"--threads", "2"}));
+}
+
+TEST_CASE("digits: --jobs 2 gives byte-identical curves and checkpoints to one run at a time", "[cli][determinism]") {
+  DigitsScratch s;
+  const Outputs serial = train(s, "serial", {"--threads", "1", "--jobs", "1"});
+  require_identical(serial, train(s, "jobs2", {"--threads", "1", "--jobs", "2"}));
+  require_identical(serial, train(s, "jobs5", {"--jobs", "5"}));
 }
 
 TEST_CASE("digits: every run whose loss turns NaN or infinite stops with its message", "[cli][divergence]") {
