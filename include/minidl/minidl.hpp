@@ -9,6 +9,8 @@
 #include "minidl/io/atomic_file.hpp"
 #include "minidl/io/safetensors.hpp"
 #include "minidl/kernels/threads.hpp"
+#include "minidl/lesson/deep_net.hpp"
+#include "minidl/lesson/train_run.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/cross_entropy.hpp"
 #include "minidl/nn/linear.hpp"

@@ -9,9 +9,6 @@
 namespace minidl::kernels {
 namespace {
 
-bool run_parallel(const ChannelNormLayout& l) {
-  return l.channels > 1 && l.batch * l.channels * l.inner > kParallelElements;
-}
 
 // Channels go in blocks, one block per loop iteration (and thread). With inner == 1 (an
 // (N, C) input) a block of up to 64 channels sweeps the rows, so loads are contiguous and
@@ -28,6 +25,11 @@ int64_t block_count(const ChannelNormLayout& l) { return (l.channels + block_wid
 Block block_at(const ChannelNormLayout& l, int64_t b) {
   const int64_t c0 = b * block_width(l);
   return {c0, std::min(block_width(l), l.channels - c0)};
+}
+
+// Several threads only when there is enough work and more than one block to share.
+bool run_parallel(const ChannelNormLayout& l) {
+  return block_count(l) > 1 && l.batch * l.channels * l.inner > kParallelElements;
 }
 
 // acc[k] += sum of f(i, k) over the values i of channel c0 + k, always in the order n, s.

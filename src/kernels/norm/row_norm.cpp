@@ -54,7 +54,7 @@ void affine_backward(float* dweight, float* dbias, const float* dy, const float*
   constexpr int64_t kBlock = 64;
   const int64_t blocks_per_group = (l.channels + kBlock - 1) / kBlock;
   const int64_t cols = l.cols();
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
+#pragma omp parallel for if (run_parallel(l) && l.groups * blocks_per_group > 1) schedule(static)
   for (int64_t b = 0; b < l.groups * blocks_per_group; ++b) {
     const int64_t g = b / blocks_per_group;
     const int64_t c0 = (b % blocks_per_group) * kBlock;

@@ -1,0 +1,221 @@
+// digits: the lesson's experiment from the command line. For each requested norm it seeds,
+// builds the deep tanh network, trains it with SGD on the handwritten digits and prints
+//   <name> training loss X.XXX   val accuracy Y.YYY
+// Exit codes: 0 all runs trained, 1 a run diverged or something failed, 2 bad options or
+// input files.
+#include <unistd.h>
+
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "minidl/minidl.hpp"
+
+namespace fs = std::filesystem;
+using namespace minidl;
+using lesson::NormKind;
+
+namespace {
+
+struct Settings {
+  std::vector<NormKind> norms;
+  lesson::TrainOptions train;  // norm, init and batch_order are filled per run / after loading
+  std::optional<int> threads;
+  std::string data_dir, curves, summary, save_dir, init_dir, batch_order;
+  bool quiet = false;
+};
+
+cxxopts::Options command_line() {
+  cxxopts::Options options("digits", "Trains the lesson's deep tanh network on the handwritten digits, once per norm.");
+  options.set_width(100);
+  options.add_options()
+    ("norm", "comma list of none, batch, layer, rms, group", cxxopts::value<std::string>()->default_value("none,batch,layer"), "LIST")
+    ("epochs", "passes over the training split", cxxopts::value<int64_t>()->default_value("5"), "N")
+    ("lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.05"), "LR")
+    ("batch-size", "examples per batch (the short last batch is kept)", cxxopts::value<int64_t>()->default_value("64"), "N")
+    ("depth", "Linear + norm + Tanh blocks", cxxopts::value<int64_t>()->default_value("8"), "N")
+    ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"), "N")
+    ("groups", "GroupNorm's groups (must divide --width)", cxxopts::value<int64_t>()->default_value("8"), "G")
+    ("seed", "seeds the initial weights and the shuffling", cxxopts::value<uint64_t>()->default_value("0"), "S")
+    ("threads", "threads for OpenMP and OpenBLAS (default: theirs)", cxxopts::value<int>(), "N")
+    ("data", "directory with digits.csv and the split files (default: the project's data/)", cxxopts::value<std::string>(), "DIR")
+    ("curves", "write every step's loss to FILE (CSV: run,epoch,step,loss)", cxxopts::value<std::string>(), "FILE")
+    ("summary", "write each run's figures to FILE (JSON)", cxxopts::value<std::string>(), "FILE")
+    ("save", "write each trained model to DIR/<run>.safetensors", cxxopts::value<std::string>(), "DIR")
+    ("init", "start each run from DIR/<run>.safetensors instead of a random init", cxxopts::value<std::string>(), "DIR")
+    ("batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
+     cxxopts::value<std::string>(), "FILE")
+    ("quiet", "no progress lines")
+    ("help", "show this help");
+  return options;
+}
+
+std::vector<NormKind> parse_norms(const std::string& list) {
+  std::vector<NormKind> norms;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    NormKind norm = lesson::parse_norm(name);
+    if (std::find(norms.begin(), norms.end(), norm) != norms.end())
+      throw UsageError(cat("--norm lists \"", name, "\" twice"));
+    norms.push_back(norm);
+  }
+  if (norms.empty()) throw UsageError("--norm is empty: choose from none, batch, layer, rms, group");
+  return norms;
+}
+
+// The project's data: the source tree the program was built from, else beside the executable.
+std::string default_data_dir() {
+  std::vector<fs::path> candidates{MINIDL_DATA_DIR};
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  if (!error)
+    for (const char* relative : {"../data", "../../data", "../share/minidl/data"})
+      candidates.push_back(exe.parent_path() / relative);
+  std::string looked;
+  for (const fs::path& dir : candidates) {
+    if (fs::exists(dir / "digits.csv")) return dir.lexically_normal().string();
+    looked += (looked.empty() ? "" : ", ") + dir.lexically_normal().string();
+  }
+  throw UsageError(cat("cannot find the digits data (looked in ", looked, "): pass --data DIR"));
+}
+
+void check_writable_parent(const std::string& option, const std::string& file) {
+  fs::path parent = fs::path(file).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent))
+    throw UsageError(cat(option, " ", file, ": the directory ", parent.string(), " does not exist"));
+}
+
+std::optional<Settings> parse_settings(int argc, char** argv) {
+  cxxopts::Options options = command_line();
+  cxxopts::ParseResult args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return std::nullopt;
+  }
+  if (!args.unmatched().empty()) throw UsageError(cat("unexpected argument \"", args.unmatched()[0], "\""));
+  Settings s;
+  s.norms = parse_norms(args["norm"].as<std::string>());
+  s.train.epochs = args["epochs"].as<int64_t>();
+  s.train.lr = args["lr"].as<double>();
+  s.train.batch_size = args["batch-size"].as<int64_t>();
+  s.train.net.depth = args["depth"].as<int64_t>();
+  s.train.net.width = args["width"].as<int64_t>();
+  s.train.net.groups = args["groups"].as<int64_t>();
+  s.train.seed = args["seed"].as<uint64_t>();
+  if (args.count("threads")) {
+    s.threads = args["threads"].as<int>();
+    if (*s.threads < 1) throw UsageError(cat("--threads must be at least 1, got ", *s.threads));
+  }
+  auto text = [&](const char* name) { return args.count(name) ? args[name].as<std::string>() : std::string(); };
+  s.data_dir = args.count("data") ? text("data") : default_data_dir();
+  s.curves = text("curves");
+  s.summary = text("summary");
+  s.save_dir = text("save");
+  s.init_dir = text("init");
+  s.batch_order = text("batch-order");
+  s.quiet = args.count("quiet") > 0;
+  if (!s.curves.empty()) check_writable_parent("--curves", s.curves);
+  if (!s.summary.empty()) check_writable_parent("--summary", s.summary);
+  return s;
+}
+
+// Reads DIR/<run>.safetensors for every run and checks it fits, before any training.
+std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
+  std::vector<std::optional<nn::StateDict>> inits(s.norms.size());
+  if (s.init_dir.empty()) return inits;
+  for (size_t i = 0; i < s.norms.size(); ++i) {
+    const std::string path = (fs::path(s.init_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
+    inits[i] = io::load_safetensors(path);
+    auto model = lesson::deep_net(s.norms[i], s.train.net);
+    try {
+      model->load_state_dict(*inits[i], /*strict=*/true);
+    } catch (const Error& e) {
+      throw UsageError(cat(path, " does not fit deep_net(", lesson::short_name(s.norms[i]), "): ", e.what()));
+    }
+  }
+  return inits;
+}
+
+void print_progress(const lesson::EpochReport& r) {
+  char line[160];
+  std::snprintf(line, sizeof line, "[%s] epoch %lld/%lld  mean loss %.4f  val accuracy %.3f  %.2f s",
+                lesson::short_name(r.norm).c_str(), static_cast<long long>(r.epoch), static_cast<long long>(r.epochs),
+                r.mean_loss, double(r.val_accuracy), r.seconds);
+  std::cerr << line << std::endl;
+}
+
+std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>& results) {
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const lesson::RunResult& r : results)  // NaN figures of a diverged run come out as null
+    runs.push_back({{"norm", lesson::short_name(r.norm)},
+                    {"name", lesson::display_name(r.norm)},
+                    {"train_loss", r.train_loss},
+                    {"val_loss", r.val_loss},
+                    {"val_accuracy", r.val_accuracy},
+                    {"seconds", r.seconds},
+                    {"steps", r.curve.size()},
+                    {"error", r.failure ? nlohmann::ordered_json(*r.failure) : nlohmann::ordered_json()}});
+  const lesson::TrainOptions& t = s.train;
+  nlohmann::ordered_json settings = {{"epochs", t.epochs},         {"lr", t.lr},         {"batch_size", t.batch_size},
+                                     {"depth", t.net.depth},       {"width", t.net.width}, {"groups", t.net.groups},
+                                     {"seed", t.seed},             {"init", s.init_dir}, {"batch_order", s.batch_order}};
+  return nlohmann::ordered_json{{"settings", settings}, {"runs", runs}}.dump(2) + "\n";
+}
+
+int run(Settings s) {
+  if (s.threads) set_num_threads(*s.threads);
+  for (NormKind norm : s.norms) {
+    s.train.norm = norm;
+    lesson::check_deep_net_options(norm, s.train.net);
+  }
+  const data::DigitsSplit data = data::load_digits(s.data_dir);
+  if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
+  lesson::check_train_options(s.train, data.X_train.size(0));
+  std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
+  if (!s.save_dir.empty()) fs::create_directories(s.save_dir);
+
+  std::vector<lesson::RunResult> results;
+  bool failed = false;
+  for (size_t i = 0; i < s.norms.size(); ++i) {
+    s.train.norm = s.norms[i];
+    s.train.init = inits[i];
+    lesson::EpochCallback progress = s.quiet ? lesson::EpochCallback() : print_progress;
+    results.push_back(lesson::train_run(data, s.train, progress));
+    const lesson::RunResult& result = results.back();
+    std::cout << lesson::summary_line(result) << std::endl;
+    if (!result.ok()) {
+      std::cerr << "digits: " << *result.failure << std::endl;
+      failed = true;
+    } else if (!s.save_dir.empty()) {
+      io::save_safetensors((fs::path(s.save_dir) / (lesson::short_name(result.norm) + ".safetensors")).string(),
+                           result.model->state_dict());
+    }
+  }
+  if (!s.curves.empty()) io::write_file_atomically(s.curves, lesson::curves_csv(results));
+  if (!s.summary.empty()) io::write_file_atomically(s.summary, summary_json(s, results));
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::optional<Settings> settings = parse_settings(argc, argv);
+    return settings ? run(std::move(*settings)) : 0;
+  } catch (const UsageError& e) {
+    std::cerr << "digits: " << e.what() << std::endl;
+    return 2;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << "digits: " << e.what() << " (see digits --help)" << std::endl;
+    return 2;
+  } catch (const fs::filesystem_error& e) {
+    std::cerr << "digits: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "digits: error: " << e.what() << std::endl;
+    return 1;
+  }
+}

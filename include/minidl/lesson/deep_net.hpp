@@ -1,0 +1,38 @@
+#pragma once
+// The lesson's model: depth blocks of [Linear, norm, Tanh] and a final Linear, built as an
+// nn::Sequential so its state_dict names are PyTorch's ("0.weight", "1.running_mean", ...).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "minidl/nn/sequential.hpp"
+
+namespace minidl::lesson {
+
+/// The norm layer after each Linear (before its Tanh).
+enum class NormKind { None, Batch, Layer, RMS, Group };
+
+/// The name used on the command line and in files: "none", "batch", "layer", "rms", "group".
+std::string short_name(NormKind norm);
+/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm".
+std::string display_name(NormKind norm);
+/// The NormKind of a short name; throws UsageError listing the choices for any other.
+NormKind parse_norm(const std::string& name);
+
+struct DeepNetOptions {
+  int64_t depth = 8;         // Linear + norm + Tanh blocks
+  int64_t width = 64;        // features of each hidden layer
+  int64_t groups = 8;        // GroupNorm's num_groups (must divide width)
+  int64_t in_features = 64;  // the digits' 8x8 pixels
+  int64_t classes = 10;
+};
+
+/// Throws UsageError naming the option for a size below 1, or groups not dividing width
+/// when norm is GroupNorm.
+void check_deep_net_options(NormKind norm, const DeepNetOptions& options);
+
+/// The lesson's deep_net(norm), its Linear layers drawn from default_generator() in layer
+/// order, as torch.manual_seed(s) then deep_net(norm) draws them.
+std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options = {});
+
+}  // namespace minidl::lesson

@@ -1,0 +1,94 @@
+#pragma once
+// One run of the lesson's experiment: seed, build deep_net(norm), train with SGD on the
+// digits' training split, then evaluate in eval mode, as the lesson's loop does:
+//
+//   torch.manual_seed(seed); model = deep_net(norm); opt = SGD(model.parameters(), lr)
+//   for epoch: model.train(); for xb, yb in DataLoader(train, batch_size, shuffle=True): step
+//   model.eval(); training loss over the whole training split, accuracy over validation
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "minidl/data/digits.hpp"
+#include "minidl/lesson/deep_net.hpp"
+#include "minidl/nn/module.hpp"
+
+namespace minidl::lesson {
+
+struct TrainOptions {
+  NormKind norm = NormKind::None;
+  DeepNetOptions net{};
+  int64_t epochs = 5;
+  double lr = 0.05;          // SGD without momentum
+  int64_t batch_size = 64;   // the short last batch is kept
+  uint64_t seed = 0;         // seeds default_generator() (the init) and the loader's shuffling
+  /// Start from these weights instead of the random init (--init); strict names and shapes.
+  std::optional<nn::StateDict> init{};
+  /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
+  /// (--batch-order); batches are its consecutive chunks.
+  std::vector<std::vector<int64_t>> batch_order{};
+};
+
+/// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
+struct StepLoss {
+  int64_t epoch;
+  int64_t step;
+  float loss;
+};
+
+/// Reported at the end of each epoch, for progress lines.
+struct EpochReport {
+  NormKind norm;
+  int64_t epoch;          // 1-based
+  int64_t epochs;
+  double mean_loss;       // mean of the epoch's batch losses
+  float val_accuracy;     // in eval mode, after the epoch
+  double seconds;         // of this epoch's training
+};
+using EpochCallback = std::function<void(const EpochReport&)>;
+
+struct Evaluation {
+  float loss;      // mean cross-entropy
+  float accuracy;  // fraction of argmax(logits) == target
+};
+
+struct RunResult {
+  NormKind norm = NormKind::None;
+  std::vector<StepLoss> curve;  // every optimizer step, in order
+  /// Set when the loss turned NaN or infinite: the run stopped there (names run, epoch,
+  /// step and suggests a lower learning rate). The figures below are then NaN.
+  std::optional<std::string> failure;
+  float train_loss = 0.0f;      // eval mode, the whole training split
+  float val_loss = 0.0f;        // eval mode, the validation split
+  float val_accuracy = 0.0f;
+  double seconds = 0.0;         // build + train + evaluate
+  std::shared_ptr<nn::Sequential> model;  // the trained model
+
+  bool ok() const { return !failure.has_value(); }
+};
+
+/// Loss and accuracy of model on (inputs, targets) without recording a graph; the caller
+/// chooses train or eval mode.
+Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets);
+
+/// The lesson's line: "<name padded to 17> training loss X.XXX   val accuracy Y.YYY", or
+/// for a run that diverged "<name padded to 17> diverged: loss nan at epoch E, step S".
+std::string summary_line(const RunResult& result);
+
+/// Throws UsageError naming the option for a size or epoch count below 1, an lr that is
+/// not a positive number, groups not dividing width for GroupNorm, or a batch order that is
+/// not one permutation of the train_examples per epoch.
+void check_train_options(const TrainOptions& options, int64_t train_examples);
+
+/// Runs one experiment. Throws UsageError for invalid options (sizes, a batch order of the
+/// wrong shape, init weights that do not fit the model).
+RunResult train_run(const data::DigitsSplit& data, const TrainOptions& options, const EpochCallback& on_epoch = {});
+
+/// The curves of several runs as CSV: header "run,epoch,step,loss", one row per step,
+/// run being the norm's short name, losses with 9 significant digits (exact for float).
+std::string curves_csv(const std::vector<RunResult>& results);
+
+}  // namespace minidl::lesson

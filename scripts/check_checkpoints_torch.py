@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Checks that checkpoints move between minidl's `digits` program and PyTorch, both ways.
+
+Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
+    /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/apps/digits] [--norm none,batch,...]
+
+For each norm (default: all five):
+  minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
+                     deep_net(norm) takes it with load_state_dict(strict=True), and in eval mode
+                     gives the validation loss and accuracy that digits' --summary reports.
+  PyTorch -> minidl  PyTorch trains deep_net(norm) a few steps (so BatchNorm's running statistics
+                     and num_batches_tracked are not at their defaults) and saves it; `digits
+                     --init` starts from it and replays one epoch in a batch order written here;
+                     its first step loss matches PyTorch's to 1e-5, and every later one stays as
+                     close to PyTorch float32 as PyTorch float32 stays to float64 (x4).
+Exits 1 naming the first mismatch. The files are written by hand (json + struct): the
+`safetensors` package is not in Debian.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_fixtures import REPO, load_digits_split, load_safetensors, save_safetensors  # noqa: E402
+
+NORMS = ["none", "batch", "layer", "rms", "group"]
+WIDTH, GROUPS = 64, 8
+
+
+class RMSNorm(nn.Module):
+    """torch.nn.RMSNorm (PyTorch 2.4) for 1.13: y = x / sqrt(mean(x^2) + eps) * weight."""
+
+    def __init__(self, size, eps=None):
+        super().__init__()
+        self.eps = torch.finfo(torch.float32).eps if eps is None else eps
+        self.weight = nn.Parameter(torch.ones(size))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def make_norm(norm):
+    return {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm, "rms": RMSNorm,
+            "group": lambda width: nn.GroupNorm(GROUPS, width)}[norm]
+
+
+def deep_net(norm, depth=8, width=WIDTH):
+    """The lesson's model, with the norm layer chosen by its short name."""
+    layer, layers, n_in = make_norm(norm), [], 64
+    for _ in range(depth):
+        layers += [nn.Linear(n_in, width)] + ([layer(width)] if layer else []) + [nn.Tanh()]
+        n_in = width
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+def digits(binary, *args):
+    done = subprocess.run([binary, "--quiet", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"digits {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
+def read_curve(path, run):
+    with open(path) as f:
+        next(f)
+        return [float(row.split(",")[3]) for row in f if row.startswith(run + ",")]
+
+
+def check(condition, message):
+    if not condition:
+        sys.exit("MISMATCH: " + message)
+
+
+def minidl_to_torch(binary, norm, data, work):
+    X_train, X_val, y_train, y_val = data
+    save, summary = os.path.join(work, "saved"), os.path.join(work, f"summary_{norm}.json")
+    digits(binary, "--norm", norm, "--epochs", "1", "--save", save, "--summary", summary)
+    state = load_safetensors(os.path.join(save, f"{norm}.safetensors"))
+    model = deep_net(norm)
+    model.load_state_dict(state, strict=True)  # raises on a missing, unexpected or misshapen entry
+    for name, value in model.state_dict().items():
+        check(value.dtype == state[name].dtype, f"{name}: dtype {state[name].dtype}, PyTorch has {value.dtype}")
+    model.eval()
+    with torch.no_grad():
+        logits = model(X_val)
+        val_loss = nn.functional.cross_entropy(logits, y_val).item()
+        accuracy = (logits.argmax(1) == y_val).float().mean().item()
+    with open(summary) as f:
+        run = json.load(f)["runs"][0]
+    check(abs(run["val_loss"] - val_loss) < 1e-4, f"{norm}: val loss digits {run['val_loss']} vs PyTorch {val_loss}")
+    check(abs(run["val_accuracy"] - accuracy) < 1e-6, f"{norm}: val accuracy {run['val_accuracy']} vs {accuracy}")
+    print(f"  minidl -> PyTorch  {norm:<6} strict load ok; val loss {val_loss:.6f} (digits {run['val_loss']:.6f})")
+
+
+def torch_to_minidl(binary, norm, data, work):
+    X_train, X_val, y_train, y_val = data
+    torch.manual_seed(1)
+    model = deep_net(norm)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    loss_fn = nn.CrossEntropyLoss()
+    for _ in range(3):  # move the running statistics off their defaults
+        batch = torch.randint(0, len(X_train), (64,))
+        opt.zero_grad()
+        loss_fn(model(X_train[batch]), y_train[batch]).backward()
+        opt.step()
+    init = os.path.join(work, "init")
+    os.makedirs(init, exist_ok=True)
+    save_safetensors(os.path.join(init, f"{norm}.safetensors"), list(model.state_dict().items()))
+
+    order = torch.randperm(len(X_train))
+    order_file = os.path.join(work, "order.txt")
+    with open(order_file, "w") as f:
+        f.write(" ".join(str(int(i)) for i in order) + "\n")
+    # The same epoch in PyTorch, in float32 and in float64 from the same weights: how far the
+    # two drift apart measures how much this stack amplifies rounding.
+    twin = deep_net(norm).double()
+    twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in model.state_dict().items()})
+    twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05)
+    losses, losses64 = [], []
+    for start in range(0, len(order), 64):  # one epoch, the same batches digits will take
+        batch = order[start:start + 64]
+        for net, optimizer, out, x in ((model, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
+            optimizer.zero_grad()
+            loss = loss_fn(net(x[batch]), y_train[batch])
+            loss.backward()
+            optimizer.step()
+            out.append(loss.item())
+
+    curves = os.path.join(work, f"curves_{norm}.csv")
+    digits(binary, "--norm", norm, "--epochs", "1", "--init", init, "--batch-order", order_file, "--curves", curves)
+    ours = read_curve(curves, norm)
+    check(len(ours) == len(losses), f"{norm}: digits took {len(ours)} steps, PyTorch {len(losses)}")
+    # The first step shows the loaded weights are PyTorch's, to rounding. After it, minidl must
+    # stay as close to PyTorch float32 as PyTorch float32 stays to float64 (REFERENCE.md: deep
+    # tanh stacks with LayerNorm or GroupNorm amplify rounding).
+    check(abs(ours[0] - losses[0]) < 1e-5, f"{norm}: first step loss digits {ours[0]} vs PyTorch {losses[0]}")
+    drift, worst = 0.0, 0.0
+    for step, (a, b, b64) in enumerate(zip(ours, losses, losses64), start=1):
+        drift = max(drift, abs(b - b64))
+        worst = max(worst, abs(a - b))
+        check(abs(a - b) <= 1e-5 + 4 * drift,
+              f"{norm}: step {step} loss digits {a} vs PyTorch {b}, further apart than 4 x PyTorch's own "
+              f"float32/float64 drift ({drift:.1e})")
+    print(f"  PyTorch -> minidl  {norm:<6} strict load ok; {len(ours)} step losses within {worst:.1e} "
+          f"(PyTorch float32 vs float64: {drift:.1e})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits"))
+    parser.add_argument("--norm", default=",".join(NORMS))
+    args = parser.parse_args()
+    if not os.access(args.digits, os.X_OK):
+        sys.exit(f"{args.digits}: no digits program there (build it, or pass --digits PATH)")
+    torch.set_num_threads(1)
+    data = load_digits_split(os.path.join(REPO, "data"))
+    with tempfile.TemporaryDirectory() as work:
+        for norm in args.norm.split(","):
+            minidl_to_torch(args.digits, norm, data, work)
+            torch_to_minidl(args.digits, norm, data, work)
+    print("checkpoints move between minidl and PyTorch both ways")
+
+
+if __name__ == "__main__":
+    main()

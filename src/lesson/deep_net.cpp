@@ -1,0 +1,81 @@
+#include "minidl/lesson/deep_net.hpp"
+
+#include <array>
+
+#include "minidl/nn/activation.hpp"
+#include "minidl/nn/linear.hpp"
+#include "minidl/nn/norm/batch_norm.hpp"
+#include "minidl/nn/norm/group_norm.hpp"
+#include "minidl/nn/norm/layer_norm.hpp"
+#include "minidl/nn/norm/rms_norm.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::lesson {
+
+namespace {
+
+struct NormNames {
+  NormKind norm;
+  const char* short_name;
+  const char* display_name;
+};
+
+constexpr std::array<NormNames, 5> kNorms{{{NormKind::None, "none", "no normalization"},
+                                           {NormKind::Batch, "batch", "BatchNorm1d"},
+                                           {NormKind::Layer, "layer", "LayerNorm"},
+                                           {NormKind::RMS, "rms", "RMSNorm"},
+                                           {NormKind::Group, "group", "GroupNorm"}}};
+
+const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
+
+std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& options) {
+  switch (norm) {
+    case NormKind::Batch: return std::make_shared<nn::BatchNorm1d>(options.width);
+    case NormKind::Layer: return std::make_shared<nn::LayerNorm>(options.width);
+    case NormKind::RMS: return std::make_shared<nn::RMSNorm>(options.width);
+    case NormKind::Group: return std::make_shared<nn::GroupNorm>(options.groups, options.width);
+    case NormKind::None: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string short_name(NormKind norm) { return names_of(norm).short_name; }
+std::string display_name(NormKind norm) { return names_of(norm).display_name; }
+
+NormKind parse_norm(const std::string& name) {
+  for (const NormNames& n : kNorms)
+    if (name == n.short_name) return n.norm;
+  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group"));
+}
+
+void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
+  auto positive = [](const char* option, int64_t value) {
+    if (value < 1) throw UsageError(cat(option, " must be at least 1, got ", value));
+  };
+  positive("depth", options.depth);
+  positive("width", options.width);
+  positive("groups", options.groups);
+  positive("in_features", options.in_features);
+  positive("classes", options.classes);
+  if (norm == NormKind::Group && options.width % options.groups != 0)
+    throw UsageError(cat("GroupNorm needs groups to divide width: groups ", options.groups, " does not divide width ",
+                         options.width));
+}
+
+std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options) {
+  check_deep_net_options(norm, options);
+  auto model = std::make_shared<nn::Sequential>();
+  int64_t n_in = options.in_features;
+  for (int64_t block = 0; block < options.depth; ++block) {
+    model->push_back(std::make_shared<nn::Linear>(n_in, options.width));
+    if (norm != NormKind::None) model->push_back(make_norm(norm, options));
+    model->push_back(std::make_shared<nn::Tanh>());
+    n_in = options.width;
+  }
+  model->push_back(std::make_shared<nn::Linear>(options.width, options.classes));
+  return model;
+}
+
+}  // namespace minidl::lesson

@@ -1,0 +1,153 @@
+#include "minidl/lesson/train_run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/data/data_loader.hpp"
+#include "minidl/nn/cross_entropy.hpp"
+#include "minidl/ops/reduce.hpp"
+#include "minidl/optim/sgd.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::lesson {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm) {
+  try {
+    model.load_state_dict(init, /*strict=*/true);
+  } catch (const Error& e) {
+    throw UsageError(cat("the initial weights do not fit deep_net(", short_name(norm), "): ", e.what()));
+  }
+}
+
+// "nan", "inf", "-inf" (printf and iostreams may write "-nan").
+std::string non_finite_text(float value) {
+  if (std::isnan(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
+std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
+  return cat("run \"", short_name(o.norm), "\" (", display_name(o.norm), "): the loss became ", non_finite_text(loss), " at epoch ",
+             epoch, ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
+}
+
+}  // namespace
+
+void check_train_options(const TrainOptions& o, int64_t train_examples) {
+  check_deep_net_options(o.norm, o.net);
+  if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
+  if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
+  if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
+  if (o.batch_order.empty()) return;
+  if (int64_t(o.batch_order.size()) != o.epochs)
+    throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
+  for (size_t e = 0; e < o.batch_order.size(); ++e)
+    if (int64_t(o.batch_order[e].size()) != train_examples)
+      throw UsageError(cat("the batch order of epoch ", e + 1, " holds ", o.batch_order[e].size(),
+                           " indices, but the training split has ", train_examples, " examples"));
+}
+
+Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets) {
+  NoGradGuard no_grad;
+  Tensor logits = model(inputs);  // (N, classes)
+  const float loss = nn::cross_entropy(logits, targets).item();
+  Tensor predicted = argmax(logits, 1);  // (N)
+  int64_t correct = 0;
+  for (int64_t i = 0; i < predicted.numel(); ++i) correct += predicted.data()[i] == targets.data()[i];
+  return {loss, float(double(correct) / double(targets.numel()))};
+}
+
+std::string summary_line(const RunResult& result) {
+  char line[160];
+  if (!result.ok()) {
+    const StepLoss& last = result.curve.back();
+    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", display_name(result.norm).c_str(),
+                  non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
+                  static_cast<long long>(last.step));
+    return line;
+  }
+  std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f", display_name(result.norm).c_str(),
+                double(result.train_loss), double(result.val_accuracy));
+  return line;
+}
+
+RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const EpochCallback& on_epoch) {
+  check_train_options(o, data.X_train.size(0));
+  const auto start = Clock::now();
+  RunResult result;
+  result.norm = o.norm;
+  manual_seed(o.seed);
+  result.model = deep_net(o.norm, o.net);
+  nn::Sequential& model = *result.model;
+  if (o.init) load_init(model, *o.init, o.norm);
+  optim::SGD optimizer(model.parameters(), {.lr = o.lr});
+  data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
+                          {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+
+  int64_t step = 0;
+  for (int64_t epoch = 1; epoch <= o.epochs && result.ok(); ++epoch) {
+    const auto epoch_start = Clock::now();
+    model.train();
+    double loss_sum = 0.0;
+    int64_t batch_count = 0;
+    data::DataLoader::Epoch batches =
+        o.batch_order.empty() ? loader.epoch() : loader.epoch(o.batch_order[size_t(epoch - 1)]);
+    for (const data::Batch& batch : batches) {
+      optimizer.zero_grad();
+      Tensor loss = nn::cross_entropy(model(batch.inputs), batch.targets);
+      const float value = loss.item();
+      result.curve.push_back({epoch, ++step, value});
+      if (!std::isfinite(value)) {
+        result.failure = divergence_message(o, epoch, step, value);
+        break;
+      }
+      loss.backward();
+      optimizer.step();
+      loss_sum += value;
+      ++batch_count;
+    }
+    if (!result.ok() || !on_epoch) continue;
+    const double epoch_seconds = seconds_since(epoch_start);
+    model.eval();
+    const float accuracy = evaluate(model, data.X_val, data.y_val).accuracy;
+    on_epoch({o.norm, epoch, o.epochs, loss_sum / double(batch_count), accuracy, epoch_seconds});
+  }
+
+  if (result.ok()) {
+    model.eval();
+    result.train_loss = evaluate(model, data.X_train, data.y_train).loss;
+    const Evaluation val = evaluate(model, data.X_val, data.y_val);
+    result.val_loss = val.loss;
+    result.val_accuracy = val.accuracy;
+  } else {
+    result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
+  }
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+std::string curves_csv(const std::vector<RunResult>& results) {
+  std::string csv = "run,epoch,step,loss\n";
+  char row[96];
+  for (const RunResult& result : results) {
+    const std::string run = short_name(result.norm);
+    for (const StepLoss& s : result.curve) {
+      std::snprintf(row, sizeof row, ",%lld,%lld,%.9g\n", static_cast<long long>(s.epoch),
+                    static_cast<long long>(s.step), double(s.loss));
+      csv += run + row;
+    }
+  }
+  return csv;
+}
+
+}  // namespace minidl::lesson

@@ -1,0 +1,233 @@
+// The lesson's experiment through the library: deep_net, train_run, and the finding
+// itself (a deep tanh network learns only with a norm layer), plus a replay of PyTorch's
+// own runs from tests/fixtures/lesson.
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "minidl/data/batch_order.hpp"
+#include "minidl/io/safetensors.hpp"
+#include "minidl/lesson/train_run.hpp"
+#include "support/check.hpp"
+
+using namespace minidl;
+using lesson::NormKind;
+
+namespace {
+
+const std::string kDataDir = std::string(MINIDL_SOURCE_DIR) + "/data";
+const std::string kLessonFixtures = std::string(MINIDL_SOURCE_DIR) + "/tests/fixtures/lesson";
+
+const data::DigitsSplit& digits() {
+  static const data::DigitsSplit split = data::load_digits(kDataDir);
+  return split;
+}
+
+std::vector<std::string> state_names(const nn::Module& model) {
+  std::vector<std::string> names;
+  for (const auto& entry : model.state_dict()) names.push_back(entry.name);
+  return names;
+}
+
+std::vector<float> read_losses(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<float> losses;
+  for (double v; in >> v;) losses.push_back(float(v));
+  return losses;
+}
+
+lesson::RunResult replay_pytorch(NormKind norm) {
+  const std::string run = lesson::short_name(norm);
+  lesson::TrainOptions options{.norm = norm};
+  options.init = io::load_safetensors(kLessonFixtures + "/init/" + run + ".safetensors");
+  options.batch_order = data::read_batch_order(kLessonFixtures + "/batch_order.txt", 1437, 5);
+  return lesson::train_run(digits(), options);
+}
+
+}  // namespace
+
+TEST_CASE("deep_net has PyTorch's layer order and state_dict names", "[lesson]") {
+  auto plain = lesson::deep_net(NormKind::None);
+  CHECK(plain->size() == 17);  // 8 x (Linear, Tanh) + Linear
+  auto names = state_names(*plain);
+  REQUIRE(names.size() == 18);
+  CHECK(names.front() == "0.weight");
+  CHECK(names[2] == "2.weight");
+  CHECK(names.back() == "16.bias");
+
+  auto batch = lesson::deep_net(NormKind::Batch);
+  CHECK(batch->size() == 25);  // 8 x (Linear, BatchNorm1d, Tanh) + Linear
+  nn::StateDict state = batch->state_dict();
+  CHECK(state[2].name == "1.weight");
+  CHECK(state[4].name == "1.running_mean");
+  CHECK(state[6].name == "1.num_batches_tracked");
+  CHECK(state[6].dtype == nn::DType::I64);
+  CHECK(state.back().name == "24.bias");
+  CHECK(state.back().value.shape() == Shape{10});
+  CHECK((*batch)[22]->type_name() == "BatchNorm1d");
+  CHECK((*batch)[23]->type_name() == "Tanh");
+
+  int64_t parameters = 0;
+  for (const Tensor& p : lesson::deep_net(NormKind::Layer)->parameters()) parameters += p.numel();
+  CHECK(parameters == 8 * (64 * 64 + 64) + 8 * 128 + 64 * 10 + 10);
+  CHECK((*lesson::deep_net(NormKind::RMS))[1]->type_name() == "RMSNorm");
+  CHECK((*lesson::deep_net(NormKind::Group))[1]->type_name() == "GroupNorm");
+  CHECK(lesson::deep_net(NormKind::Group, {.depth = 2, .width = 12, .groups = 3})->size() == 7);
+}
+
+TEST_CASE("deep_net draws its Linear layers from the seeded default generator", "[lesson]") {
+  manual_seed(3);
+  auto a = lesson::deep_net(NormKind::Batch);
+  manual_seed(3);
+  auto b = lesson::deep_net(NormKind::Batch);
+  manual_seed(4);
+  auto c = lesson::deep_net(NormKind::Batch);
+  CHECK(a->parameters()[0].to_vector() == b->parameters()[0].to_vector());
+  CHECK(a->parameters()[0].to_vector() != c->parameters()[0].to_vector());
+}
+
+TEST_CASE("norm names parse and print as the lesson writes them", "[lesson]") {
+  for (NormKind norm : {NormKind::None, NormKind::Batch, NormKind::Layer, NormKind::RMS, NormKind::Group})
+    CHECK(lesson::parse_norm(lesson::short_name(norm)) == norm);
+  CHECK(lesson::display_name(NormKind::None) == "no normalization");
+  CHECK(lesson::display_name(NormKind::Batch) == "BatchNorm1d");
+  CHECK(lesson::display_name(NormKind::RMS) == "RMSNorm");
+  REQUIRE_THROWS_AS(lesson::parse_norm("instance"), UsageError);
+  REQUIRE_THROWS_WITH(lesson::parse_norm("instance"),
+                      Catch::Contains("unknown norm \"instance\": choose from none, batch, layer, rms, group"));
+}
+
+TEST_CASE("deep_net and train_run refuse bad sizes naming the option", "[lesson]") {
+  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::Group, {.width = 64, .groups = 7}),
+                      Catch::Contains("groups 7 does not divide width 64"));
+  CHECK(lesson::deep_net(NormKind::Batch, {.width = 64, .groups = 7})->size() == 25);  // only GroupNorm cares
+  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::None, {.depth = 0}), Catch::Contains("depth must be at least 1, got 0"));
+  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::None, {.width = -3}), Catch::Contains("width must be at least 1, got -3"));
+  auto refused = [](lesson::TrainOptions options, const std::string& what) {
+    REQUIRE_THROWS_AS(lesson::check_train_options(options, 1437), UsageError);
+    REQUIRE_THROWS_WITH(lesson::check_train_options(options, 1437), Catch::Contains(what));
+  };
+  refused({.epochs = 0}, "epochs must be at least 1, got 0");
+  refused({.batch_size = 0}, "batch size must be at least 1, got 0");
+  refused({.lr = -0.1}, "lr must be a positive number, got -0.1");
+  refused({.lr = NAN}, "lr must be a positive number");
+  refused({.epochs = 2, .batch_order = {{0}}}, "the batch order holds 1 epochs, but the run has 2");
+  refused({.epochs = 1, .batch_order = {{0, 1}}}, "epoch 1 holds 2 indices, but the training split has 1437");
+}
+
+TEST_CASE("the lesson's finding: the deep tanh network learns only with a norm layer", "[lesson]") {
+  const double ln10 = std::log(10.0);
+  lesson::RunResult none = lesson::train_run(digits(), {.norm = NormKind::None});
+  lesson::RunResult batch = lesson::train_run(digits(), {.norm = NormKind::Batch});
+  lesson::RunResult layer = lesson::train_run(digits(), {.norm = NormKind::Layer});
+  for (const auto* r : {&none, &batch, &layer}) {
+    INFO(lesson::summary_line(*r));
+    REQUIRE(r->ok());
+    CHECK(r->curve.size() == 5 * 23);  // 1437 = 22 x 64 + 29: 23 steps an epoch
+  }
+  CHECK(std::abs(none.train_loss - ln10) < 0.05);
+  CHECK(none.val_accuracy < 0.2f);
+  CHECK(batch.train_loss < 0.6f);
+  CHECK(batch.val_accuracy > 0.8f);
+  CHECK(layer.train_loss < 0.6f);
+  CHECK(layer.val_accuracy > 0.8f);
+  CHECK(!batch.model->is_training());  // evaluated in eval mode
+}
+
+TEST_CASE("train_run reports each epoch and is deterministic for a seed", "[lesson]") {
+  std::vector<lesson::EpochReport> reports;
+  lesson::TrainOptions options{.norm = NormKind::Batch, .net = {.depth = 2, .width = 16}, .epochs = 3};
+  lesson::RunResult first = lesson::train_run(digits(), options, [&](const lesson::EpochReport& r) { reports.push_back(r); });
+  REQUIRE(reports.size() == 3);
+  for (int64_t e = 0; e < 3; ++e) {
+    CHECK(reports[size_t(e)].epoch == e + 1);
+    CHECK(reports[size_t(e)].epochs == 3);
+    double sum = 0;  // the mean of that epoch's 23 step losses
+    for (const auto& s : first.curve)
+      if (s.epoch == e + 1) sum += s.loss;
+    CHECK(reports[size_t(e)].mean_loss == Approx(sum / 23).epsilon(1e-6));
+  }
+  CHECK(reports.back().val_accuracy == first.val_accuracy);  // same model, same split
+  lesson::RunResult again = lesson::train_run(digits(), options);
+  CHECK(lesson::curves_csv({first}) == lesson::curves_csv({again}));
+  options.seed = 1;
+  CHECK(lesson::curves_csv({first}) != lesson::curves_csv({lesson::train_run(digits(), options)}));
+}
+
+TEST_CASE("train_run replays a batch order: same order, same curve", "[lesson]") {
+  const auto orders = data::read_batch_order(kLessonFixtures + "/batch_order.txt", 1437, 5);
+  lesson::TrainOptions options{.norm = NormKind::Layer, .net = {.depth = 3, .width = 32}, .epochs = 2, .seed = 9};
+  options.batch_order = {orders[0], orders[1]};
+  lesson::RunResult a = lesson::train_run(digits(), options);
+  options.seed = 10;  // the order comes from the file, the init from the seed
+  lesson::RunResult b = lesson::train_run(digits(), options);
+  options.seed = 9;
+  lesson::RunResult c = lesson::train_run(digits(), options);
+  CHECK(lesson::curves_csv({a}) == lesson::curves_csv({c}));
+  CHECK(lesson::curves_csv({a}) != lesson::curves_csv({b}));
+}
+
+TEST_CASE("train_run replays PyTorch's lesson runs step for step", "[lesson]") {
+  // Same initial weights and batch order as PyTorch 1.13 (tests/fixtures/lesson). REFERENCE.md:
+  // the no-norm and BatchNorm runs are insensitive to float rounding, so all 115 step losses
+  // and the final figures must agree; LayerNorm's stack amplifies rounding, so only its
+  // first steps can.
+  nlohmann::json torch_results;
+  std::ifstream(kLessonFixtures + "/pytorch_results.json") >> torch_results;
+  for (NormKind norm : {NormKind::None, NormKind::Batch, NormKind::Layer}) {
+    const std::string run = lesson::short_name(norm);
+    INFO("run " << run);
+    lesson::RunResult ours = replay_pytorch(norm);
+    REQUIRE(ours.ok());
+    const std::vector<float> torch_losses = read_losses(kLessonFixtures + "/" + run + "_losses.txt");
+    REQUIRE(torch_losses.size() == ours.curve.size());
+    auto worst_over = [&](size_t steps) {
+      double worst = 0;
+      for (size_t i = 0; i < steps; ++i) worst = std::max(worst, double(std::abs(ours.curve[i].loss - torch_losses[i])));
+      return worst;
+    };
+    if (norm == NormKind::Layer) {
+      // Measured: within 4e-7 for 14 steps, 1.5e-4 by step 20, then apart (0.6 at worst).
+      CHECK(worst_over(10) < 1e-5);
+      CHECK(worst_over(20) < 1e-3);
+      continue;
+    }
+    CHECK(worst_over(torch_losses.size()) < 1e-5);  // measured: 5e-7
+    const auto& expected = torch_results["runs"][run];
+    CHECK(ours.train_loss == Approx(expected["train_loss"].get<double>()).margin(1e-4));
+    CHECK(ours.val_loss == Approx(expected["val_loss"].get<double>()).margin(1e-4));
+    CHECK(ours.val_accuracy == Approx(expected["val_accuracy"].get<double>()).margin(1e-6));
+  }
+}
+
+TEST_CASE("train_run refuses initial weights that do not fit, naming the entry", "[lesson]") {
+  nn::StateDict batch_init = io::load_safetensors(kLessonFixtures + "/init/batch.safetensors");
+  lesson::TrainOptions options{.norm = NormKind::Layer, .init = batch_init};
+  REQUIRE_THROWS_AS(lesson::train_run(digits(), options), UsageError);
+  REQUIRE_THROWS_WITH(lesson::train_run(digits(), options),
+                      Catch::Contains("do not fit deep_net(layer)") && Catch::Contains("running_mean"));
+}
+
+TEST_CASE("a loss that turns NaN stops the run, naming run, epoch and step", "[lesson]") {
+  lesson::RunResult r = lesson::train_run(digits(), {.norm = NormKind::None, .net = {.depth = 2}, .lr = 1e38});
+  REQUIRE(!r.ok());
+  const lesson::StepLoss& last = r.curve.back();
+  CHECK(!std::isfinite(last.loss));
+  CHECK_THAT(*r.failure, Catch::Contains("run \"none\" (no normalization)") &&
+                             Catch::Contains(cat("at epoch ", last.epoch, ", step ", last.step)) &&
+                             Catch::Contains("lower learning rate"));
+  CHECK(std::isnan(r.train_loss));
+  CHECK_THAT(lesson::summary_line(r), Catch::StartsWith("no normalization  diverged: loss"));
+}
+
+TEST_CASE("summary_line and curves_csv print as the lesson and the plot script expect", "[lesson]") {
+  lesson::RunResult r;
+  r.norm = NormKind::Batch;
+  r.train_loss = 0.13380663f;
+  r.val_accuracy = 0.96111113f;
+  r.curve = {{1, 1, 2.3196554f}, {1, 2, 0.5f}};
+  CHECK(lesson::summary_line(r) == "BatchNorm1d       training loss 0.134   val accuracy 0.961");
+  r.norm = NormKind::None;
+  CHECK(lesson::summary_line(r) == "no normalization  training loss 0.134   val accuracy 0.961");
+  CHECK(lesson::curves_csv({r}) == "run,epoch,step,loss\nnone,1,1,2.31965542\nnone,1,2,0.5\n");
+}
