@@ -1,6 +1,7 @@
 // bench_norm: each norm layer's forward + backward (through the ops, as training runs
 // them) on (4096, 1024) and (256, 64, 8, 8): time and the bandwidth of the bytes it must
-// move, beside a plain copy of the same bytes.
+// move, beside a plain copy of the same bytes. Times are CPU time (the least of the
+// repeats), steadier than wall time on a busy machine; run with --threads 1.
 //   forward reads x, writes y; backward reads dy and x, writes dx: 5 tensors of x's size.
 #include <cstring>
 #include <cxxopts.hpp>
@@ -50,9 +51,9 @@ void run_shape(const Shape& shape, int repeats) {
   const double bytes = 5.0 * double(x.numel()) * sizeof(float);
 
   Tensor copy_src = Tensor::randn({x.numel() * 5 / 2}, gen), copy_dst = Tensor::empty({x.numel() * 5 / 2});
-  const double copy_s = bench::best_seconds(repeats, [&] {
+  const double copy_s = bench::best_timing(repeats, [&] {
     std::memcpy(copy_dst.data(), copy_src.data(), size_t(copy_src.numel()) * sizeof(float));
-  });
+  }).cpu;
   std::printf("%s: plain copy of the same bytes %.3f ms, %.1f GB/s\n", to_string(shape).c_str(), copy_s * 1e3,
               bytes / copy_s * 1e-9);
   for (const Case& k : cases_for(shape, weight_c, bias_c, weight_row, bias_row, row_shape)) {
@@ -61,8 +62,8 @@ void run_shape(const Shape& shape, int repeats) {
       k.forward(x).backward(dy);
     };
     pass();
-    const double forward_s = bench::best_seconds(repeats, [&] { NoGradGuard g; k.forward(x); });
-    const double both_s = bench::best_seconds(repeats, pass);
+    const double forward_s = bench::best_timing(repeats, [&] { NoGradGuard g; k.forward(x); }).cpu;
+    const double both_s = bench::best_timing(repeats, pass).cpu;
     std::printf("  %-9s forward %.3f ms, forward + backward %.3f ms: %.1f GB/s, %.2f of the copy's\n", k.name,
                 forward_s * 1e3, both_s * 1e3, bytes / both_s * 1e-9, copy_s / both_s);
   }

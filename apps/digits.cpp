@@ -10,6 +10,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <sstream>
 
 #include "minidl/minidl.hpp"
@@ -24,6 +28,7 @@ struct Settings {
   std::vector<NormKind> norms;
   lesson::TrainOptions train;  // norm, init and batch_order are filled per run / after loading
   std::optional<int> threads;
+  int jobs = 1;
   std::string data_dir, curves, summary, save_dir, init_dir, batch_order;
   bool quiet = false;
 };
@@ -40,7 +45,9 @@ cxxopts::Options command_line() {
     ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"), "N")
     ("groups", "GroupNorm's groups (must divide --width)", cxxopts::value<int64_t>()->default_value("8"), "G")
     ("seed", "seeds the initial weights and the shuffling", cxxopts::value<uint64_t>()->default_value("0"), "S")
-    ("threads", "threads for OpenMP and OpenBLAS (default: theirs)", cxxopts::value<int>(), "N")
+    ("threads", "threads for OpenMP and OpenBLAS (default: theirs; 1 per run with --jobs)", cxxopts::value<int>(), "N")
+    ("jobs", "train up to N runs at once, each on its own thread (same results as one by one)",
+     cxxopts::value<int>()->default_value("1"), "N")
     ("data", "directory with digits.csv and the split files (default: the project's data/)", cxxopts::value<std::string>(), "DIR")
     ("curves", "write every step's loss to FILE (CSV: run,epoch,step,loss)", cxxopts::value<std::string>(), "FILE")
     ("summary", "write each run's figures to FILE (JSON)", cxxopts::value<std::string>(), "FILE")
@@ -109,6 +116,8 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
     s.threads = args["threads"].as<int>();
     if (*s.threads < 1) throw UsageError(cat("--threads must be at least 1, got ", *s.threads));
   }
+  s.jobs = args["jobs"].as<int>();
+  if (s.jobs < 1) throw UsageError(cat("--jobs must be at least 1, got ", s.jobs));
   auto text = [&](const char* name) { return args.count(name) ? args[name].as<std::string>() : std::string(); };
   s.data_dir = args.count("data") ? text("data") : default_data_dir();
   s.curves = text("curves");
@@ -165,6 +174,43 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
   return nlohmann::ordered_json{{"settings", settings}, {"runs", runs}}.dump(2) + "\n";
 }
 
+// Trains every requested run, up to s.jobs at once, each on its own thread. A run owns its
+// generators (init and shuffling), so the results equal those of running them one by one.
+std::vector<lesson::RunResult> train_all(const Settings& s, const data::DigitsSplit& data,
+                                         const std::vector<std::optional<nn::StateDict>>& inits) {
+  std::vector<lesson::RunResult> results(s.norms.size());
+  std::vector<std::exception_ptr> errors(s.norms.size());
+  std::mutex print;
+  lesson::EpochCallback progress;
+  if (!s.quiet)
+    progress = [&print](const lesson::EpochReport& r) {
+      std::lock_guard lock(print);
+      print_progress(r);
+    };
+  const int threads_per_run = s.threads.value_or(s.jobs > 1 ? 1 : get_num_threads());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    set_num_threads(threads_per_run);  // OpenMP's count is per thread: set it on this one
+    for (size_t i; (i = next++) < s.norms.size();) {
+      lesson::TrainOptions options = s.train;
+      options.norm = s.norms[i];
+      options.init = inits[i];
+      try {
+        results[i] = lesson::train_run(data, options, progress);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int j = 1; j < std::min<int>(s.jobs, int(s.norms.size())); ++j) helpers.emplace_back(worker);
+  worker();
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+  return results;
+}
+
 int run(Settings s) {
   if (s.threads) set_num_threads(*s.threads);
   for (NormKind norm : s.norms) {
@@ -177,14 +223,9 @@ int run(Settings s) {
   std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
   if (!s.save_dir.empty()) fs::create_directories(s.save_dir);
 
-  std::vector<lesson::RunResult> results;
+  std::vector<lesson::RunResult> results = train_all(s, data, inits);
   bool failed = false;
-  for (size_t i = 0; i < s.norms.size(); ++i) {
-    s.train.norm = s.norms[i];
-    s.train.init = inits[i];
-    lesson::EpochCallback progress = s.quiet ? lesson::EpochCallback() : print_progress;
-    results.push_back(lesson::train_run(data, s.train, progress));
-    const lesson::RunResult& result = results.back();
+  for (const lesson::RunResult& result : results) {
     std::cout << lesson::summary_line(result) << std::endl;
     if (!result.ok()) {
       std::cerr << "digits: " << *result.failure << std::endl;

@@ -57,6 +57,21 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
   CHECK(run("d.csv", "5", "1") != first);  // another init
 }
 
+TEST_CASE("digits --jobs trains the runs concurrently with the results of running them one by one", "[lesson]") {
+  TempDir dir;
+  auto run = [&](const std::string& curves, const std::string& jobs) {
+    ProcessResult o = digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves",
+                                          dir.file(curves), "--jobs", jobs}));
+    INFO(o.err);
+    REQUIRE(o.exit_code == 0);
+    return o.out + slurp(dir.file(curves));
+  };
+  const std::string one_by_one = run("a.csv", "1");
+  CHECK(count_lines(one_by_one) == 4 + 1 + 4 * 23);
+  CHECK(run("b.csv", "3") == one_by_one);  // shuffling and init are each run's own
+  CHECK(run("c.csv", "8") == one_by_one);  // more jobs than runs
+}
+
 TEST_CASE("digits prints the lesson's table and writes the summary and checkpoints", "[lesson]") {
   TempDir dir;
   ProcessResult o = digits(dir, with(kSmall, {"--norm", "rms,group", "--groups", "4", "--summary", dir.file("s.json"),
@@ -133,6 +148,7 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--width", "0"}, "width must be at least 1, got 0"},
       {{"--lr", "0"}, "lr must be a positive number"},
       {{"--threads", "0"}, "--threads must be at least 1"},
+      {{"--jobs", "0"}, "--jobs must be at least 1"},
       {{"--norm", "group", "--width", "60"}, "groups 8 does not divide width 60"},
       {{"--epochs", "abc"}, "abc"},
       {{"--frobnicate"}, "frobnicate"},
@@ -167,7 +183,7 @@ TEST_CASE("digits --help describes every option", "[lesson]") {
   ProcessResult o = digits(dir, {"--help"});
   CHECK(o.exit_code == 0);
   for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seed",
-                             "--threads", "--data", "--curves", "--summary", "--save", "--init", "--batch-order",
+                             "--threads", "--jobs", "--data", "--curves", "--summary", "--save", "--init", "--batch-order",
                              "--quiet", "--help"})
     CHECK_THAT(o.out, Catch::Contains(option));
 }

@@ -64,17 +64,17 @@ void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
                          options.width));
 }
 
-std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options) {
+std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options, Generator& gen) {
   check_deep_net_options(norm, options);
   auto model = std::make_shared<nn::Sequential>();
   int64_t n_in = options.in_features;
   for (int64_t block = 0; block < options.depth; ++block) {
-    model->push_back(std::make_shared<nn::Linear>(n_in, options.width));
+    model->push_back(std::make_shared<nn::Linear>(n_in, options.width, true, gen));
     if (norm != NormKind::None) model->push_back(make_norm(norm, options));
     model->push_back(std::make_shared<nn::Tanh>());
     n_in = options.width;
   }
-  model->push_back(std::make_shared<nn::Linear>(options.width, options.classes));
+  model->push_back(std::make_shared<nn::Linear>(options.width, options.classes, true, gen));
   return model;
 }
 

@@ -86,8 +86,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
-  manual_seed(o.seed);
-  result.model = deep_net(o.norm, o.net);
+  Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
+  result.model = deep_net(o.norm, o.net, init);
   nn::Sequential& model = *result.model;
   if (o.init) load_init(model, *o.init, o.norm);
   optim::SGD optimizer(model.parameters(), {.lr = o.lr});

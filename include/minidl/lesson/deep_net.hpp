@@ -6,6 +6,7 @@
 #include <string>
 
 #include "minidl/nn/sequential.hpp"
+#include "minidl/tensor/generator.hpp"
 
 namespace minidl::lesson {
 
@@ -31,8 +32,9 @@ struct DeepNetOptions {
 /// when norm is GroupNorm.
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options);
 
-/// The lesson's deep_net(norm), its Linear layers drawn from default_generator() in layer
-/// order, as torch.manual_seed(s) then deep_net(norm) draws them.
-std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options = {});
+/// The lesson's deep_net(norm), its Linear layers drawn from gen in layer order, as
+/// torch.manual_seed(s) then deep_net(norm) draws them from the global generator.
+std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options = {},
+                                         Generator& gen = default_generator());
 
 }  // namespace minidl::lesson

@@ -24,7 +24,7 @@ struct TrainOptions {
   int64_t epochs = 5;
   double lr = 0.05;          // SGD without momentum
   int64_t batch_size = 64;   // the short last batch is kept
-  uint64_t seed = 0;         // seeds default_generator() (the init) and the loader's shuffling
+  uint64_t seed = 0;         // seeds the run's own init generator and the loader's shuffling
   /// Start from these weights instead of the random init (--init); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch

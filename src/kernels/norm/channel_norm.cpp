@@ -11,10 +11,12 @@ namespace {
 
 
 // Channels go in blocks, one block per loop iteration (and thread). With inner == 1 (an
-// (N, C) input) a block of up to 64 channels sweeps the rows, so loads are contiguous and
+// (N, C) input) a block of up to 512 channels sweeps the rows, so loads are contiguous and
 // vectorize across channels; otherwise a block is one channel and its runs of `inner`
-// values are contiguous.
-constexpr int64_t kBlock = 64;
+// values are contiguous. Blocks are wide because each row's piece must be long enough for
+// the hardware prefetcher: 64 channels of a (4096, 1024) input were 256 bytes every 4 KiB,
+// and the sweep waited on memory for every row.
+constexpr int64_t kBlock = 512;
 
 struct Block {
   int64_t c0, width;
@@ -51,6 +53,13 @@ inline void block_sums(const ChannelNormLayout& l, Block blk, double* acc, F f) 
 // Calls f(i, k) for every value i of channel c0 + k.
 template <typename F>
 inline void block_apply(const ChannelNormLayout& l, Block blk, F f) {
+  if (l.inner == 1) {  // a flat loop over the block's channels, vectorized
+    for (int64_t n = 0; n < l.batch; ++n) {
+      const int64_t row = n * l.channels + blk.c0;
+      for (int64_t k = 0; k < blk.width; ++k) f(row + k, k);
+    }
+    return;
+  }
   for (int64_t n = 0; n < l.batch; ++n)
     for (int64_t k = 0; k < blk.width; ++k) {
       const int64_t start = (n * l.channels + blk.c0 + k) * l.inner;

@@ -47,38 +47,46 @@ void row_moments(const float* xr, int64_t n, bool centered, double eps, double& 
 }
 
 // dweight[a] = sum of dy * xhat and dbias[a] = sum of dy over the rows and positions that
-// use entry a. Parallel over blocks of entries, each summed in row order: the same bits
+// use entry a. Parallel over chunks of entries; each chunk sweeps the rows in order (memory
+// order, which the prefetcher follows) and sums every entry in row order: the same bits
 // whatever the thread count.
 void affine_backward(float* dweight, float* dbias, const float* dy, const float* x, const float* mean,
                      const float* rstd, const float* offset, const RowNormLayout& l) {
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks_per_group = (l.channels + kBlock - 1) / kBlock;
+  constexpr int64_t kChunk = 512;
+  const int64_t entries = l.groups * l.channels;
+  const int64_t chunks = (entries + kChunk - 1) / kChunk;
   const int64_t cols = l.cols();
-#pragma omp parallel for if (run_parallel(l) && l.groups * blocks_per_group > 1) schedule(static)
-  for (int64_t b = 0; b < l.groups * blocks_per_group; ++b) {
-    const int64_t g = b / blocks_per_group;
-    const int64_t c0 = (b % blocks_per_group) * kBlock;
-    const int64_t width = std::min(kBlock, l.channels - c0);
-    double dw[kBlock] = {}, db[kBlock] = {};  // (width)
-    for (int64_t r = g; r < l.rows; r += l.groups) {
-      const float* xr = x + r * cols + c0 * l.inner;
-      const float* dyr = dy + r * cols + c0 * l.inner;
+#pragma omp parallel for if (run_parallel(l) && chunks > 1) schedule(static)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t e0 = chunk * kChunk, e1 = std::min(entries, e0 + kChunk);
+    double dw[kChunk] = {}, db[kChunk] = {};  // (e1 - e0)
+    for (int64_t r = 0; r < l.rows; ++r) {
+      const int64_t a0 = (r % l.groups) * l.channels;  // the row's entries: a0 .. a0 + channels - 1
+      const int64_t lo = std::max(a0, e0), hi = std::min(a0 + l.channels, e1);
+      if (lo >= hi) continue;
+      const float* xr = x + r * cols + (lo - a0) * l.inner;
+      const float* dyr = dy + r * cols + (lo - a0) * l.inner;
       const float m = l.centered ? mean[r] : 0.0f;
       const float rs = rstd[r], off = l.centered ? offset[r] : 0.0f;
-      auto add = [&](int64_t c, int64_t i) {
-        dw[c] += double(dyr[i]) * double((xr[i] - m) * rs - off);
-        db[c] += double(dyr[i]);
-      };
-      if (l.inner == 1) {  // LayerNorm: a flat loop the compiler vectorizes
-        for (int64_t c = 0; c < width; ++c) add(c, c);
-      } else {
-        for (int64_t c = 0; c < width; ++c)
-          for (int64_t s = 0; s < l.inner; ++s) add(c, c * l.inner + s);
+      double* dwr = dw + (lo - e0);
+      double* dbr = db + (lo - e0);
+      if (l.inner == 1) {  // LayerNorm, RMSNorm: a flat loop the compiler vectorizes
+        for (int64_t c = 0; c < hi - lo; ++c) {
+          dwr[c] += double(dyr[c]) * double((xr[c] - m) * rs - off);
+          dbr[c] += double(dyr[c]);
+        }
+        continue;
+      }
+      for (int64_t c = 0; c < hi - lo; ++c) {
+        const float* xc = xr + c * l.inner;
+        const float* dyc = dyr + c * l.inner;
+        dwr[c] += lane_sum(l.inner, [&](int64_t s) { return double(dyc[s]) * double((xc[s] - m) * rs - off); });
+        dbr[c] += lane_sum(l.inner, [&](int64_t s) { return dyc[s]; });
       }
     }
-    for (int64_t c = 0; c < width; ++c) {
-      if (dweight) dweight[g * l.channels + c0 + c] = float(dw[c]);
-      if (dbias) dbias[g * l.channels + c0 + c] = float(db[c]);
+    for (int64_t e = e0; e < e1; ++e) {
+      if (dweight) dweight[e] = float(dw[e - e0]);
+      if (dbias) dbias[e] = float(db[e - e0]);
     }
   }
 }
