@@ -5,6 +5,7 @@
 // input files.
 #include <unistd.h>
 
+#include <charconv>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
@@ -39,7 +40,7 @@ cxxopts::Options command_line() {
   options.add_options()
     ("norm", "comma list of none, batch, layer, rms, group", cxxopts::value<std::string>()->default_value("none,batch,layer"), "LIST")
     ("epochs", "passes over the training split", cxxopts::value<int64_t>()->default_value("5"), "N")
-    ("lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.05"), "LR")
+    ("lr", "SGD learning rate", cxxopts::value<std::string>()->default_value("0.05"), "LR")
     ("batch-size", "examples per batch (the short last batch is kept)", cxxopts::value<int64_t>()->default_value("64"), "N")
     ("depth", "Linear + norm + Tanh blocks", cxxopts::value<int64_t>()->default_value("8"), "N")
     ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"), "N")
@@ -95,6 +96,16 @@ void check_writable_parent(const std::string& option, const std::string& file) {
     throw UsageError(cat(option, " ", file, ": the directory ", parent.string(), " does not exist"));
 }
 
+// The whole text as a number (cxxopts' own parse of a double would take "5x" as 5).
+double parse_real(const std::string& option, const std::string& text) {
+  double value = 0.0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end)
+    throw UsageError(cat(option, ": \"", text, "\" is not a number"));
+  return value;
+}
+
 std::optional<Settings> parse_settings(int argc, char** argv) {
   cxxopts::Options options = command_line();
   cxxopts::ParseResult args = options.parse(argc, argv);
@@ -106,7 +117,7 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   Settings s;
   s.norms = parse_norms(args["norm"].as<std::string>());
   s.train.epochs = args["epochs"].as<int64_t>();
-  s.train.lr = args["lr"].as<double>();
+  s.train.lr = parse_real("--lr", args["lr"].as<std::string>());
   s.train.batch_size = args["batch-size"].as<int64_t>();
   s.train.net.depth = args["depth"].as<int64_t>();
   s.train.net.width = args["width"].as<int64_t>();
@@ -172,6 +183,23 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                                      {"depth", t.net.depth},       {"width", t.net.width}, {"groups", t.net.groups},
                                      {"seed", t.seed},             {"init", s.init_dir}, {"batch_order", s.batch_order}};
   return nlohmann::ordered_json{{"settings", settings}, {"runs", runs}}.dump(2) + "\n";
+}
+
+// cxxopts names the value it could not parse ("Argument 'x' failed to parse") but not the
+// option: "--lr: " for the option given that value, or "" when none is found.
+std::string option_given(int argc, char** argv, const std::string& message) {
+  auto named = [&](const std::string& value) {
+    return !value.empty() && (message.find("\u2018" + value + "\u2019") != std::string::npos ||
+                              message.find("'" + value + "'") != std::string::npos);
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    const size_t equals = arg.find('=');
+    if (equals != std::string::npos && named(arg.substr(equals + 1))) return arg.substr(0, equals) + ": ";
+    if (equals == std::string::npos && i + 1 < argc && named(argv[i + 1])) return arg + ": ";
+  }
+  return "";
 }
 
 // Trains every requested run, up to s.jobs at once, each on its own thread. A run owns its
@@ -248,6 +276,9 @@ int main(int argc, char** argv) {
     return settings ? run(std::move(*settings)) : 0;
   } catch (const UsageError& e) {
     std::cerr << "digits: " << e.what() << std::endl;
+    return 2;
+  } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+    std::cerr << "digits: " << option_given(argc, argv, e.what()) << e.what() << " (see digits --help)" << std::endl;
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {
     std::cerr << "digits: " << e.what() << " (see digits --help)" << std::endl;

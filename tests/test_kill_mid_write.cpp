@@ -3,12 +3,14 @@
 // and restarted, and after each kill every file present must be whole: the old generation
 // or the new one, never a mix or a part, and no temporary file may pass for a checkpoint.
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <chrono>
 #include <random>
 #include <thread>
 
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
+#include "support/digits_cli.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -93,4 +95,55 @@ TEST_CASE("checkpoints and curves killed mid-write are the old file or the new o
   }
   CHECK(killed_while_running == 20);  // the loop never ends by itself: every kill hit it running
   CHECK(last_checkpoint >= 0);        // it got to save something
+}
+
+TEST_CASE("digits killed at random moments leaves only whole checkpoints, curves and summaries", "[kill][cli]") {
+  testing::DigitsScratch s;
+  const std::vector<std::string> args{"--quiet", "--epochs", "1", "--norm", "none,batch,layer", "--save",
+                                      s.file("save"), "--curves", s.file("curves.csv"), "--summary",
+                                      s.file("summary.json")};
+  // A complete run first: with the same seed every complete file has exactly these bytes.
+  std::vector<std::string> reference_args = args;
+  for (std::string& a : reference_args)
+    if (a.starts_with(s.file(""))) a = s.file("ref_" + a.substr(s.file("").size()));
+  REQUIRE(s.run(reference_args).exit_code == 0);
+  const std::string reference_curves = testing::slurp(s.file("ref_curves.csv"));
+
+  std::mt19937 rng(7);  // seeded: the same kill moments on every run
+  std::uniform_int_distribution<int> delay_ms(0, 1500);
+  for (int kill = 0; kill < 20; ++kill) {
+    INFO("kill " << kill);
+    std::vector<std::string> argv{testing::kDigitsBinary, "--data", s.data().string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = testing::spawn_process(argv, s.file("out.txt"), s.file("err.txt"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    ::kill(pid, SIGKILL);
+    testing::ProcessResult result;
+    testing::wait_process(pid, result);
+    CHECK((result.signal == SIGKILL || result.exit_code == 0));
+
+    auto check_dir = [&](const std::filesystem::path& dir, auto&& check_file) {
+      if (!std::filesystem::exists(dir)) return;
+      for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        INFO("file " << entry.path().string());
+        if (entry.is_directory() || name.starts_with("ref_") || name == "data" || name.ends_with(".txt")) continue;
+        if (name.starts_with(".")) {  // a temporary the kill left: never taken for an output
+          CHECK(name.find(".tmp.") != std::string::npos);
+          CHECK_FALSE(name.ends_with(".safetensors"));
+          continue;
+        }
+        check_file(entry.path(), name);
+      }
+    };
+    check_dir(s.dir.path(), [&](const std::filesystem::path& path, const std::string& name) {
+      if (name == "curves.csv") CHECK(testing::slurp(path) == reference_curves);
+      else if (name == "summary.json") CHECK(nlohmann::json::parse(testing::slurp(path))["runs"].size() == 3);
+      else FAIL("unexpected file " << name);
+    });
+    check_dir(s.file("save"), [&](const std::filesystem::path& path, const std::string& name) {
+      REQUIRE(name.ends_with(".safetensors"));
+      CHECK(testing::slurp(path) == testing::slurp(s.file("ref_save") + "/" + name));
+    });
+  }
 }

@@ -1,0 +1,39 @@
+#pragma once
+// Drives the built digits program (apps/digits.cpp) from the tests: its path, a private
+// copy of the project's data to break, and runs that collect exit status and output.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace minidl::testing {
+
+inline const std::string kDigitsBinary = std::string(MINIDL_BINARY_DIR) + "/apps/digits";
+inline const std::filesystem::path kProjectData = std::filesystem::path(MINIDL_SOURCE_DIR) / "data";
+
+/// A scratch directory holding a copy of the digits data (data/) to corrupt.
+class DigitsScratch {
+ public:
+  DigitsScratch() {
+    std::filesystem::create_directories(data());
+    for (const char* name : {"digits.csv", "digits_train_indices.txt", "digits_test_indices.txt"})
+      std::filesystem::copy_file(kProjectData / name, data() / name);
+  }
+  std::filesystem::path data() const { return dir.path() / "data"; }
+  std::string file(const std::string& name) const { return dir.file(name); }
+
+  /// Runs digits with args (its own data copy unless args name --data).
+  ProcessResult run(std::vector<std::string> args) const {
+    bool has_data = false;
+    for (const std::string& a : args) has_data = has_data || a == "--data" || a.starts_with("--data=");
+    if (!has_data) args.insert(args.begin(), {"--data", data().string()});
+    args.insert(args.begin(), kDigitsBinary);
+    return run_process(args, dir.path());
+  }
+
+  TempDir dir;
+};
+
+}  // namespace minidl::testing
