@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Reproduces PyTorch's lesson runs with minidl's digits CLI and checks them in PyTorch.
+
+  /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/apps/digits]
+
+1. Runs `digits --init tests/fixtures/lesson/init --batch-order tests/fixtures/lesson/batch_order.txt`
+   (PyTorch's initial weights and batch order, written by scripts/make_fixtures.py) with
+   --curves, --summary and --save into a temporary folder.
+2. Compares minidl's loss at every optimizer step with PyTorch's (tests/fixtures/lesson/<run>_losses.txt).
+3. Loads each checkpoint minidl saved into the lesson's nn.Sequential (load_state_dict with
+   strict=True), evaluates it in PyTorch ("minidl, in torch") and prints those figures beside
+   the ones minidl reported and the ones PyTorch's own run reached.
+
+Needs Debian's python3-torch (PyTorch 1.13). Exit code 1 when a checkpoint does not load, or
+PyTorch's figures for minidl's weights differ from minidl's report (val accuracy by more than
+1e-6, training loss by more than 1e-4).
+"""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_fixtures import LESSON_RUNS, REPO, deep_net, load_digits_split, load_safetensors  # noqa: E402
+
+LESSON = os.path.join(REPO, "tests", "fixtures", "lesson")
+
+
+def run_digits(digits, out_dir, runs):
+    command = [digits, "--norm", ",".join(runs), "--init", os.path.join(LESSON, "init"),
+               "--batch-order", os.path.join(LESSON, "batch_order.txt"), "--save", out_dir,
+               "--curves", os.path.join(out_dir, "curves.csv"), "--summary", os.path.join(out_dir, "summary.json"),
+               "--data", os.path.join(REPO, "data")]
+    print("$", " ".join(command))
+    subprocess.run(command, check=True)
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        summary = json.load(f)
+    curves = {}
+    with open(os.path.join(out_dir, "curves.csv")) as f:
+        for row in csv.DictReader(f):
+            curves.setdefault(row["run"], []).append(float(row["loss"]))
+    return summary, curves
+
+
+def summary_of(summary, run):
+    """The CLI's summary entry for a run, whether the JSON is a list or keyed by run."""
+    entries = summary.get("runs", summary) if isinstance(summary, dict) else summary
+    if isinstance(entries, dict):
+        return entries[run]
+    return next(e for e in entries if run in (e.get("run"), e.get("norm")))
+
+
+def evaluate(model, X, y):
+    model.eval()
+    with torch.no_grad():
+        out = model(X)
+        return nn.CrossEntropyLoss()(out, y).item(), (out.argmax(1) == y).float().mean().item()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits"))
+    parser.add_argument("--runs", default="none,batch,layer")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    runs = args.runs.split(",")
+    X_train, X_val, y_train, y_val = load_digits_split(os.path.join(REPO, "data"))
+    with open(os.path.join(LESSON, "pytorch_results.json")) as f:
+        pytorch = json.load(f)["runs"]
+    ok = True
+    with tempfile.TemporaryDirectory() as out_dir:
+        summary, curves = run_digits(args.digits, out_dir, runs)
+        print()
+        print(f"{'run':<17} {'step losses, max |minidl - PyTorch|':<38} {'figures of':>17} {'train loss':>10} {'val acc':>8}")
+        for run, name, norm in LESSON_RUNS:
+            if run not in runs:
+                continue
+            with open(os.path.join(LESSON, f"{run}_losses.txt")) as f:
+                reference = [float(line) for line in f]
+            mine = curves.get(run, [])
+            diffs = [abs(a - b) for a, b in zip(mine, reference)]
+            steps = (f"first 20: {max(diffs[:20]):.1e}, all {len(diffs)}: {max(diffs):.1e}" if diffs
+                     else "no curve rows")
+            model = deep_net(norm)
+            model.load_state_dict({k: v for k, v in load_safetensors(os.path.join(out_dir, f"{run}.safetensors")).items()},
+                                  strict=True)
+            train_loss, _ = evaluate(model, X_train, y_train)
+            _, val_acc = evaluate(model, X_val, y_val)
+            reported = summary_of(summary, run)
+            reported_acc = reported.get("val_accuracy")
+            reported_loss = reported.get("train_loss")
+            print(f"{name:<17} {steps:<38} {'minidl, reported':>17} {reported_loss:>10.6f} {reported_acc:>8.4f}")
+            print(f"{'':<17} {'':<38} {'minidl, in torch':>17} {train_loss:>10.6f} {val_acc:>8.4f}")
+            print(f"{'':<17} {'':<38} {'PyTorch own run':>17} {pytorch[run]['train_loss']:>10.6f} "
+                  f"{pytorch[run]['val_accuracy']:>8.4f}")
+            if reported_acc is None or abs(reported_acc - val_acc) > 1e-6 or abs(reported_loss - train_loss) > 1e-4:
+                print(f"  MISMATCH: PyTorch gives training loss {train_loss}, val accuracy {val_acc} for minidl's "
+                      f"{run} checkpoint; minidl reported {reported_loss}, {reported_acc}")
+                ok = False
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
