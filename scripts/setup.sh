@@ -8,13 +8,17 @@
 # Usage: bash scripts/setup.sh [--with-torch]
 #   --with-torch  also install python3-torch (large; only the PyTorch fixture generator
 #                 needs it, the tests do not)
-# Environment: MINIDL_BUILD_DIR (default: build), MINIDL_JOBS (default: nproc).
+# Environment: MINIDL_BUILD_DIR (default: build), MINIDL_JOBS (default: nproc),
+# MINIDL_EXTRA_PACKAGES (more Debian packages to install with the rest).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 jobs="${MINIDL_JOBS:-$(nproc)}"
 packages=(build-essential cmake libopenblas-dev catch2 libcxxopts-dev nlohmann-json3-dev libbenchmark-dev gnuplot-nox)
+# More packages to install in the same apt-get call (CI adds the fuzzers' clang this way).
+read -r -a extra_packages <<<"${MINIDL_EXTRA_PACKAGES:-}"
+packages+=("${extra_packages[@]}")
 
 die() {
   echo "setup.sh: error: $*" >&2

@@ -8,8 +8,9 @@
 // step, and their final figures too. The deep tanh + LayerNorm stack amplifies rounding
 // from step 15 on: flipping the last bit of some initial weights (a relative change of
 // 1e-8) moves PyTorch's own step-20 loss by 4e-5 to 2.3e-4 (make_fixtures.py --sensitivity),
-// so no float32 implementation that rounds differently can promise 1e-4 there. The LayerNorm
-// run is held to 1e-4 over its first 14 steps and 1e-3 over its first 20.
+// so a float32 implementation that rounds differently holds 1e-4 there only with a margin
+// of about 2 (measured here: 4e-7 over 14 steps, 5e-5 over 20). The issue's bar is 1e-4 over
+// the first 20 steps, and that is what the LayerNorm run is held to.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
@@ -97,7 +98,6 @@ TEST_CASE("lesson vs PyTorch: BatchNorm1d, every step's loss within 1e-4", "[les
   check_run_against_pytorch("batch", {{115, 1e-4}}, true);
 }
 
-TEST_CASE("lesson vs PyTorch: LayerNorm, the first 14 steps within 1e-4, the first 20 within 1e-3",
-          "[lesson][pytorch]") {
-  check_run_against_pytorch("layer", {{14, 1e-4}, {20, 1e-3}}, false);
+TEST_CASE("lesson vs PyTorch: LayerNorm, the first 20 steps within 1e-4", "[lesson][pytorch]") {
+  check_run_against_pytorch("layer", {{14, 1e-5}, {20, 1e-4}}, false);
 }

@@ -42,7 +42,10 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   const std::filesystem::path target(path);
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
-  std::string pattern = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // Built by append: GCC 12 warns (-Wrestrict, a false positive) on "." + std::string.
+  std::string hidden_name = ".";
+  hidden_name.append(target.filename().string()).append(".tmp.XXXXXX");
+  std::string pattern = (dir / hidden_name).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   int fd = ::mkstemp(name.data());
