@@ -89,7 +89,7 @@ TEST_CASE("digits: every run whose loss turns NaN or infinite stops with its mes
   CHECK_THAT(slurp(s.file("s.json")), Catch::Contains("\"error\""));
 }
 
-TEST_CASE("digits: a diverging run stops; the run after it trains and saves; exit code 1", "[cli][divergence]") {
+TEST_CASE("digits: a diverging run stops, the run after it trains and saves, exit code 1", "[cli][divergence]") {
   DigitsScratch s;
   // Start "none" from weights with an infinity in them (its loss is NaN at once) and "batch"
   // from sound ones: only "none" may stop.
