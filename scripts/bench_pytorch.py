@@ -9,6 +9,7 @@
 """
 import argparse
 import os
+import sys
 import time
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -18,26 +19,18 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_fixtures import deep_net, load_digits_split  # noqa: E402  (the lesson's model, one copy)
+
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NORMS = {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm}
 
 
 def load(data_dir):
-    rows = [list(map(float, line.split(","))) for line in open(os.path.join(data_dir, "digits.csv"))]
-    data = torch.tensor(rows)
-    X, y = data[:, :64] / 16.0, data[:, 64].long()
-    idx = {s: torch.tensor([int(v) for v in open(os.path.join(data_dir, f"digits_{s}_indices.txt"))])
-           for s in ("train", "test")}
-    return X[idx["train"]], y[idx["train"]], X[idx["test"]], y[idx["test"]]
-
-
-def deep_net(norm=None, depth=8, width=64):
-    layers, n_in = [], 64
-    for _ in range(depth):
-        layers += [nn.Linear(n_in, width)] + ([norm(width)] if norm else []) + [nn.Tanh()]
-        n_in = width
-    return nn.Sequential(*layers, nn.Linear(width, 10))
+    """X_train, y_train, X_val, y_val: make_fixtures' split in the order lesson() takes."""
+    X_train, X_val, y_train, y_val = load_digits_split(data_dir)
+    return X_train, y_train, X_val, y_val
 
 
 def lesson(split, runs, verbose=False):
