@@ -11,9 +11,16 @@ macro(minidl_require found what package)
   endif()
 endmacro()
 
+# OpenBLAS's OpenMP build (Debian: libopenblas-openmp-dev) runs its threads in the same
+# OpenMP pool as minidl's loops. Debian's default, the pthread build, keeps a pool of its own,
+# and each pool's idle threads spin on the cores the other needs: on 2 cores the wide net's
+# two threads were 1.03x faster than one with it, 1.7x with the OpenMP build.
+include(MinidlOpenBLASOpenMP)
 set(BLA_VENDOR OpenBLAS)
+minidl_prefer_openblas_openmp()
 find_package(BLAS)
 minidl_require(BLAS_FOUND "OpenBLAS" libopenblas-dev)
+minidl_report_openblas_build("${BLAS_LIBRARIES}")
 find_path(MINIDL_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu aarch64-linux-gnu openblas)
 minidl_require(MINIDL_CBLAS_INCLUDE_DIR "cblas.h (OpenBLAS)" libopenblas-dev)
 

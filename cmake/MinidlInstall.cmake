@@ -14,4 +14,5 @@ configure_package_config_file(cmake/minidlConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/minidlConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/minidlConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/minidlConfigVersion.cmake
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmake/MinidlOpenBLASOpenMP.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/minidl)
