@@ -1,7 +1,7 @@
 #include "minidl/ops/matmul.hpp"
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/column_sums.hpp"
 #include "minidl/kernels/gemm.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -74,7 +74,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     }
     if (want_bias) {  // db (out) = column sums of g, accumulated in double
       gb = Tensor::empty({d.n});
-      kernels::sum_to_shape(g.data(), g.shape(), gb.data(), {1, d.n});
+      kernels::column_sums(g.data(), d.m, d.n, gb.data());
     }
     return {gx, gw, gb};
   });
