@@ -6,6 +6,7 @@
 
 #include "minidl/autograd/node.hpp"
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -93,8 +94,7 @@ struct RowStats {
 void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-#pragma omp parallel for if (p.n * c > kernels::kParallelElements) schedule(static)
-  for (int64_t i = 0; i < p.n; ++i) {
+  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
     const float* row = x + i * c;  // (C)
     float top = -INFINITY;
     for (int64_t j = 0; j < c; ++j) top = std::max(top, row[j]);
@@ -104,7 +104,7 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
     const int64_t t = p.classes[size_t(i)];
     if (t == kIgnored) {
       loss[i] = 0.0;
-      continue;
+      return;
     }
     double value = (1.0 - s) * p.weights[size_t(t)] * (stats[i].log_sum - double(row[t] - top));
     if (s > 0.0) {  // sum_c w_c (-log p_ic) = log_sum sum_c w_c - sum_c w_c (x_ic - top)
@@ -113,7 +113,7 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
       value += s / double(c) * (stats[i].log_sum * p.weight_total - weighted);
     }
     loss[i] = value;
-  }
+  });
 }
 
 // Backward kernel: dx (N, C) from the gradient of each example's loss, scale (N).
@@ -121,14 +121,13 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
 void cross_entropy_backward(const float* x, const Problem& p, const RowStats* stats, const double* scale, float* dx) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-#pragma omp parallel for if (p.n * c > kernels::kParallelElements) schedule(static)
-  for (int64_t i = 0; i < p.n; ++i) {
+  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
     const float* row = x + i * c;  // (C)
     float* drow = dx + i * c;      // (C)
     const int64_t t = p.classes[size_t(i)];
     if (t == kIgnored) {
       std::fill_n(drow, c, 0.0f);
-      continue;
+      return;
     }
     const double hard = (1.0 - s) * p.weights[size_t(t)];
     const double soft = s / double(c);
@@ -137,7 +136,7 @@ void cross_entropy_backward(const float* x, const Problem& p, const RowStats* st
       drow[j] = float(scale[i] * (hard * prob + soft * (prob * p.weight_total - p.weights[size_t(j)])));
     }
     drow[t] -= float(scale[i] * hard);
-  }
+  });
 }
 
 }  // namespace
