@@ -30,7 +30,7 @@ peak() {  # runs "$@" under /usr/bin/time -v; prints wall seconds and peak RSS
 }
 echo "== whole processes (the lesson's three runs)"
 echo "minidl digits --threads 1:           $(peak "$build/apps/digits" --threads 1 --quiet)"
-echo "minidl digits --jobs 2:              $(peak "$build/apps/digits" --jobs 2 --quiet)"
+echo "minidl digits (runs on all cores):   $(peak env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$build/apps/digits" --quiet)"
 echo "PyTorch (python3 + torch, 1 thread): $(peak "$python" "$root/scripts/bench_pytorch.py" process)"
 
 echo "== norm layers, forward + backward, 1 thread"
