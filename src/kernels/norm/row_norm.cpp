@@ -1,10 +1,11 @@
 #include "minidl/kernels/norm/row_norm.hpp"
 
 #include <algorithm>
-#include <vector>
 
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/norm/lane_sum.hpp"
+#include "minidl/kernels/norm/parallel_for.hpp"
+#include "minidl/kernels/norm/scratch.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -26,23 +27,36 @@ inline void with_affine(const float* weight, const float* bias, F f) {
   else f(one, zero);
 }
 
-// Mean (0 when uncentered) and rstd of one row, two passes (never E[x^2] - E[x]^2). The
-// first sums x - x[0]: exact for values near each other, so a mean of 1e4 against a
-// spread of 1e-1 keeps its digits in float sums.
-Moments row_moments(const float* xr, int64_t n, bool centered, double eps) {
-  Moments m;
-  if (centered && n > 0) {
-    const float shift = xr[0];
-    m = Moments::around(double(shift) + lane_sum(n, [&](auto at) { return at(xr) - shift; }) / double(n));
+// Rows go in groups of kGroupRows: each step runs over the group's rows before the next
+// starts, so one row's scalar tail (a division, a square root) overlaps the others' vector
+// work instead of stalling every row: on the lesson's (64, 64) rows of 64 values, that
+// tail was most of the time.
+constexpr int64_t kGroupRows = 8;
+
+// Mean (0 when uncentered) and rstd of each of the `count` rows from xr, two passes (never
+// E[x^2] - E[x]^2). The first sums x - x[0]: exact for values near each other, so a mean
+// of 1e4 against a spread of 1e-1 keeps its digits in float sums.
+void group_moments(Moments* m, const float* x, int64_t count, const RowNormLayout& l, double eps) {
+  const int64_t n = l.cols();
+  const double inv_n = 1.0 / double(n);
+  double value[kGroupRows] = {};  // (count) the exact mean, then the variance
+  if (l.centered && n > 0) {
+    for (int64_t k = 0; k < count; ++k) {
+      const float* xr = x + k * n;
+      const float shift = xr[0];
+      value[k] = double(shift) + lane_sum(n, [&](auto at) { return at(xr) - shift; }) * inv_n;
+    }
+    for (int64_t k = 0; k < count; ++k) m[k] = Moments::around(value[k]);
   }
-  const float mean = m.mean, rest = m.mean_rest;
-  m.set_variance(lane_sum(n,
-                          [&](auto at) {
-                            const auto d = (at(xr) - mean) - rest;
-                            return d * d;
-                          }) / double(n),
-                 eps);
-  return m;
+  for (int64_t k = 0; k < count; ++k) {
+    const float* xr = x + k * n;
+    const float mean = m[k].mean, rest = m[k].mean_rest;
+    value[k] = lane_sum(n, [&](auto at) {
+                 const auto d = (at(xr) - mean) - rest;
+                 return d * d;
+               }) * inv_n;
+  }
+  for (int64_t k = 0; k < count; ++k) m[k].set_variance(value[k], eps);
 }
 
 // yr = ((x - mean) - mean_rest) * rstd * weight + bias for one row; weight and bias (or
@@ -70,45 +84,33 @@ void normalize_row(float* yr, const float* xr, Moments m, const float* weight, c
 // x and dy for the parameter gradients.
 constexpr int64_t kChunkItems = 32;
 
-// The partial sums of one backward: reused per thread across calls (no allocation per call).
-float* scratch(size_t n) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-// One row's backward. With xhat = (x - mean) * rstd and g = dy * weight over the row's n values:
+// The backward, with xhat = (x - mean) * rstd and g = dy * weight over a row's n values:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (uncentered: no mean(g) term)
-// and dw[a] += dy * xhat, db[a] += dy into the chunk's partials (either may be null).
-// weight, dw and db point at the row's first affine entry.
-void row_backward(float* dxr, float* dw, float* db, const float* dyr, const float* xr, Moments m,
-                  const float* weight, const RowNormLayout& l) {
+// and dweight += dy * xhat, dbias += dy (into the chunk's partials).
+
+// sum(g) and sum(g * xhat) of one row. GroupNorm (inner > 1) also adds each channel's
+// sum(dy * xhat) and sum(dy) to dw and db (null: not wanted). weight, dw and db point at
+// the row's first affine entry.
+struct RowSums {
+  double g = 0.0, gx = 0.0;
+};
+RowSums row_sums(float* dw, float* db, const float* dyr, const float* xr, Moments m, const float* weight,
+                 const RowNormLayout& l) {
   const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
-  const double n = double(l.cols());
+  RowSums total;
   with_affine(weight, nullptr, [&](auto w, auto) {
     if (l.inner == 1) {  // LayerNorm, RMSNorm
-      if (dxr) {
-        LaneSums<2> sums;
-        sums.add(l.channels, [&](auto at, auto* v) {
-          const auto g = at(dyr) * w(at);
-          v[0] = g;
-          v[1] = g * (((at(xr) - mean) - rest) * rs);
-        });
-        const float mean_g = l.centered ? float(sums.total(0) / n) : 0.0f;
-        const float mean_gx = float(sums.total(1) / n);
-        for (int64_t i = 0; i < l.channels; ++i)
-          dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - ((xr[i] - mean) - rest) * rs * mean_gx);
-      }
-      if (dw)
-        for (int64_t i = 0; i < l.channels; ++i) {
-          dw[i] += dyr[i] * (((xr[i] - mean) - rest) * rs);
-          db[i] += dyr[i];
-        }
+      LaneSums<2> sums;
+      sums.add(l.channels, [&](auto at, auto* v) {
+        const auto g = at(dyr) * w(at);
+        v[0] = g;
+        v[1] = g * (((at(xr) - mean) - rest) * rs);
+      });
+      total = {sums.total(0), sums.total(1)};
       return;
     }
     // GroupNorm: per channel, sum(dy) and sum(dy * xhat) are the parameter gradients'
     // terms, and weighted by the channel's weight they make the row's two sums.
-    double sum_g = 0.0, sum_gx = 0.0;
     for (int64_t c = 0; c < l.channels; ++c) {
       const float* xc = xr + c * l.inner;
       const float* dyc = dyr + c * l.inner;
@@ -118,16 +120,35 @@ void row_backward(float* dxr, float* dw, float* db, const float* dyr, const floa
         v[1] = at(dyc) * (((at(xc) - mean) - rest) * rs);
       });
       const double sum_dy = sums.total(0), sum_dy_xhat = sums.total(1);
-      sum_g += double(w(ScalarAt{c})) * sum_dy;
-      sum_gx += double(w(ScalarAt{c})) * sum_dy_xhat;
+      total.g += double(w(ScalarAt{c})) * sum_dy;
+      total.gx += double(w(ScalarAt{c})) * sum_dy_xhat;
       if (dw) {
         dw[c] += float(sum_dy_xhat);
         db[c] += float(sum_dy);
       }
     }
+  });
+  return total;
+}
+
+// dx of one row (when dxr is not null) from mean(g) and mean(g * xhat); LayerNorm and
+// RMSNorm (inner == 1) also add dy * xhat and dy to dw and db (when not null).
+void row_dx(float* dxr, float* dw, float* db, const float* dyr, const float* xr, Moments m, float mean_g,
+            float mean_gx, const float* weight, const RowNormLayout& l) {
+  const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
+  with_affine(weight, nullptr, [&](auto w, auto) {
+    if (l.inner == 1) {
+      if (dxr)  // two loops, not one: with three outputs that may overlap, the compiler vectorizes neither
+        for (int64_t i = 0; i < l.channels; ++i)
+          dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - ((xr[i] - mean) - rest) * rs * mean_gx);
+      if (dw)
+        for (int64_t i = 0; i < l.channels; ++i) {
+          dw[i] += dyr[i] * (((xr[i] - mean) - rest) * rs);
+          db[i] += dyr[i];
+        }
+      return;
+    }
     if (!dxr) return;
-    const float mean_g = l.centered ? float(sum_g / n) : 0.0f;
-    const float mean_gx = float(sum_gx / n);
     for (int64_t c = 0; c < l.channels; ++c) {
       const float wc = w(ScalarAt{c});
       const float* xc = xr + c * l.inner;
@@ -137,6 +158,35 @@ void row_backward(float* dxr, float* dw, float* db, const float* dyr, const floa
         dxc[s] = rs * (dyc[s] * wc - mean_g - ((xc[s] - mean) - rest) * rs * mean_gx);
     }
   });
+}
+
+// The backward of `count` rows from r0 (a group): sums first, then dx.
+void backward_group(float* dx, float* dw, float* db, const float* dy, const float* x, const NormStats& stats,
+                    const float* weight, const RowNormLayout& l, int64_t r0, int64_t count) {
+  const int64_t n = l.cols();
+  const double inv_n = 1.0 / double(n);
+  Moments m[kGroupRows];
+  float mean_g[kGroupRows] = {}, mean_gx[kGroupRows] = {};  // (count)
+  auto affine_at = [&](auto* p, int64_t r) { return p ? p + (r % l.groups) * l.channels : nullptr; };
+  for (int64_t k = 0; k < count; ++k) m[k] = Moments::load(stats, r0 + k);
+  if (dx || l.inner > 1) {
+    RowSums sums[kGroupRows];
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t r = r0 + k;
+      sums[k] = row_sums(l.inner > 1 ? affine_at(dw, r) : nullptr, l.inner > 1 ? affine_at(db, r) : nullptr,
+                         dy + r * n, x + r * n, m[k], affine_at(weight, r), l);
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      mean_g[k] = l.centered ? float(sums[k].g * inv_n) : 0.0f;
+      mean_gx[k] = float(sums[k].gx * inv_n);
+    }
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t r = r0 + k;
+    row_dx(dx ? dx + r * n : nullptr, l.inner == 1 ? affine_at(dw, r) : nullptr,
+           l.inner == 1 ? affine_at(db, r) : nullptr, dy + r * n, x + r * n, m[k], mean_g[k], mean_gx[k],
+           affine_at(weight, r), l);
+  }
 }
 
 // dweight and dbias (entries) from the chunks' partials (chunks, 2, entries), chunks
@@ -166,35 +216,35 @@ void sum_partials(float* dweight, float* dbias, const float* partials, int64_t c
 void row_norm_forward(float* out, const NormStats& stats, const float* x, const float* weight, const float* bias,
                       const RowNormLayout& l, double eps) {
   const int64_t cols = l.cols();
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t r = 0; r < l.rows; ++r) {
-    const float* xr = x + r * cols;  // (cols)
-    const Moments m = row_moments(xr, cols, l.centered, eps);
-    m.store(stats, r);
-    const int64_t a0 = (r % l.groups) * l.channels;  // the row's first affine entry
-    normalize_row(out + r * cols, xr, m, weight ? weight + a0 : nullptr, bias ? bias + a0 : nullptr, l);
-  }
+  const int64_t groups = (l.rows + kGroupRows - 1) / kGroupRows;
+  parallel_for(groups, run_parallel(l), [&](int64_t group) {
+    const int64_t r0 = group * kGroupRows, count = std::min(kGroupRows, l.rows - r0);
+    Moments m[kGroupRows];
+    group_moments(m, x + r0 * cols, count, l, eps);
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t r = r0 + k;
+      m[k].store(stats, r);
+      const int64_t a0 = (r % l.groups) * l.channels;  // the row's first affine entry
+      normalize_row(out + r * cols, x + r * cols, m[k], weight ? weight + a0 : nullptr, bias ? bias + a0 : nullptr, l);
+    }
+  });
 }
 
 void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
                        const NormStats& stats, const float* weight, const RowNormLayout& l) {
-  const int64_t cols = l.cols(), entries = l.groups * l.channels;
+  const int64_t entries = l.groups * l.channels;
   const int64_t chunk_rows = kChunkItems * l.groups;
   const int64_t chunks = (l.rows + chunk_rows - 1) / chunk_rows;
   const bool affine = dweight || dbias;
-  float* partials = affine ? scratch(size_t(chunks * 2 * entries)) : nullptr;  // (chunks, 2, entries)
-#pragma omp parallel for if (run_parallel(l) && chunks > 1) schedule(static)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+  float* partials = affine ? norm_scratch(size_t(chunks * 2 * entries)) : nullptr;  // (chunks, 2, entries)
+  parallel_for(chunks, run_parallel(l), [&](int64_t chunk) {
     float* dw = affine ? partials + chunk * 2 * entries : nullptr;  // (entries)
     float* db = affine ? dw + entries : nullptr;                    // (entries)
     if (affine) std::fill(dw, dw + 2 * entries, 0.0f);
     const int64_t r1 = std::min(l.rows, (chunk + 1) * chunk_rows);
-    for (int64_t r = chunk * chunk_rows; r < r1; ++r) {
-      const int64_t a0 = (r % l.groups) * l.channels;  // the row's first affine entry
-      row_backward(dx ? dx + r * cols : nullptr, affine ? dw + a0 : nullptr, affine ? db + a0 : nullptr,
-                   dy + r * cols, x + r * cols, Moments::load(stats, r), weight ? weight + a0 : nullptr, l);
-    }
-  }
+    for (int64_t r0 = chunk * chunk_rows; r0 < r1; r0 += kGroupRows)
+      backward_group(dx, dw, db, dy, x, stats, weight, l, r0, std::min(kGroupRows, r1 - r0));
+  });
   if (affine) sum_partials(dweight, dbias, partials, chunks, entries);
 }
 

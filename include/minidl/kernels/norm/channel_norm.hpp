@@ -1,8 +1,8 @@
 #pragma once
 // Per-channel normalization kernels (BatchNorm): plain loops, no autograd. The input is
 // seen as (batch, channels, inner): (N, C) has inner 1, (N, C, L) inner L, (N, C, H, W)
-// inner H * W. Every loop runs over channels (OpenMP above a size threshold), each
-// channel summed by one thread in a fixed order: the same bits whatever the thread count.
+// inner H * W. Sums run over fixed chunks of batch items (OpenMP above a size threshold),
+// merged in a fixed order: the same bits whatever the thread count.
 #include <cstdint>
 
 #include "minidl/kernels/norm/norm_stats.hpp"
