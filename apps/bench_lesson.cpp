@@ -4,6 +4,7 @@
 #include <cxxopts.hpp>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "bench/timing.hpp"
 #include "minidl/lesson/train_run.hpp"
@@ -33,8 +34,7 @@ Figures measure(const data::DigitsSplit& data, lesson::NormKind norm, int repeat
   auto run = [&] { f.steps = lesson::train_run(data, options).curve.size(); };
   run();  // warm: the block cache, OpenBLAS's buffers, the page cache
   const auto calls = bench::record_gemm_calls(run);
-  f.run = bench::best_timing(repeats, run);
-  f.floor = bench::gemm_floor(calls, repeats);
+  std::tie(f.run, f.floor) = bench::time_against_floor(repeats, run, calls);
   f.gemms = calls.size();
   return f;
 }

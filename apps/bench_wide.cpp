@@ -13,8 +13,7 @@ namespace {
 
 struct WideOptions {
   int64_t depth = 8, width = 1024, batch = 512, classes = 10;
-  int steps = 20;
-  int repeats = 3;
+  int steps = 60;  // timed one by one, each beside a replay of its sgemm calls
 };
 
 std::shared_ptr<nn::Sequential> wide_net(const WideOptions& o, Generator& gen) {
@@ -42,15 +41,11 @@ double report(int threads, const WideOptions& o) {
   };
   step();  // warm: the block cache and OpenBLAS buffers
   const auto calls = bench::record_gemm_calls(step);
-  const bench::Timing run = bench::best_timing(o.repeats, [&] {
-    for (int s = 0; s < o.steps; ++s) step();
-  });
-  const bench::Timing floor = bench::gemm_floor(calls, o.repeats * o.steps);
-  const double per_step = run.wall / o.steps;
+  const auto [run, floor] = bench::time_against_floor(o.steps, step, calls);
   std::printf("threads %d: %.1f ms/step, GEMM floor %.1f ms/step (%zu sgemm, %.1f GFLOP/s): wall %.3fx, cpu %.3fx\n",
-              threads, per_step * 1e3, floor.wall * 1e3, calls.size(), bench::gemm_flops(calls) / floor.wall * 1e-9,
-              per_step / floor.wall, run.cpu / o.steps / floor.cpu);
-  return per_step;
+              threads, run.wall * 1e3, floor.wall * 1e3, calls.size(), bench::gemm_flops(calls) / floor.wall * 1e-9,
+              run.wall / floor.wall, run.cpu / floor.cpu);
+  return run.wall;
 }
 
 }  // namespace
@@ -58,8 +53,8 @@ double report(int threads, const WideOptions& o) {
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_wide", "Time per SGD step of a wide tanh net against its GEMM floor.");
   options.add_options()
-    ("steps", "steps per timed repeat", cxxopts::value<int>()->default_value("20"))
-    ("repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("3"))
+    ("steps", "steps timed, each beside a replay of its sgemm calls (the best of each counts)",
+     cxxopts::value<int>()->default_value("60"))
     ("threads", "comma list of thread counts", cxxopts::value<std::vector<int>>()->default_value("1,2"))
     ("help", "show this help");
   auto args = options.parse(argc, argv);
@@ -69,9 +64,8 @@ int main(int argc, char** argv) {
   }
   WideOptions o;
   o.steps = args["steps"].as<int>();
-  o.repeats = args["repeats"].as<int>();
-  std::printf("wide net: depth %lld, width %lld, batch %lld, %d steps x best of %d\n", static_cast<long long>(o.depth),
-              static_cast<long long>(o.width), static_cast<long long>(o.batch), o.steps, o.repeats);
+  std::printf("wide net: depth %lld, width %lld, batch %lld, best of %d steps\n", static_cast<long long>(o.depth),
+              static_cast<long long>(o.width), static_cast<long long>(o.batch), o.steps);
   const auto thread_counts = args["threads"].as<std::vector<int>>();
   std::vector<double> per_step;
   for (int threads : thread_counts) per_step.push_back(report(threads, o));

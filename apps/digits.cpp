@@ -11,9 +11,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <numeric>
 #include <thread>
 #include <sstream>
 
@@ -46,9 +48,10 @@ cxxopts::Options command_line() {
     ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"), "N")
     ("groups", "GroupNorm's groups (must divide --width)", cxxopts::value<int64_t>()->default_value("8"), "G")
     ("seed", "seeds the initial weights and the shuffling", cxxopts::value<uint64_t>()->default_value("0"), "S")
-    ("threads", "threads for OpenMP and OpenBLAS (default: theirs; 1 per run with --jobs)", cxxopts::value<int>(), "N")
-    ("jobs", "train up to N runs at once, each on its own thread (same results as one by one)",
-     cxxopts::value<int>()->default_value("1"), "N")
+    ("threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
+     cxxopts::value<int>(), "N")
+    ("jobs", "train up to N runs at once, each on its own thread, with the results of one by one (default: "
+     "the machine's cores, or 1 with --threads)", cxxopts::value<int>(), "N")
     ("data", "directory with digits.csv and the split files (default: the project's data/)", cxxopts::value<std::string>(), "DIR")
     ("curves", "write every step's loss to FILE (CSV: run,epoch,step,loss)", cxxopts::value<std::string>(), "FILE")
     ("summary", "write each run's figures to FILE (JSON)", cxxopts::value<std::string>(), "FILE")
@@ -127,8 +130,12 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
     s.threads = args["threads"].as<int>();
     if (*s.threads < 1) throw UsageError(cat("--threads must be at least 1, got ", *s.threads));
   }
-  s.jobs = args["jobs"].as<int>();
-  if (s.jobs < 1) throw UsageError(cat("--jobs must be at least 1, got ", s.jobs));
+  if (args.count("jobs")) {
+    s.jobs = args["jobs"].as<int>();
+    if (s.jobs < 1) throw UsageError(cat("--jobs must be at least 1, got ", s.jobs));
+  } else {  // small runs use the cores best side by side; --threads alone asks for one at a time
+    s.jobs = s.threads ? 1 : int(std::max(1u, std::thread::hardware_concurrency()));
+  }
   auto text = [&](const char* name) { return args.count(name) ? args[name].as<std::string>() : std::string(); };
   s.data_dir = args.count("data") ? text("data") : default_data_dir();
   s.curves = text("curves");
@@ -202,6 +209,15 @@ std::string option_given(int argc, char** argv, const std::string& message) {
   return "";
 }
 
+// The runs' indices, those with a norm layer (the longer ones) first: on 2 cores the
+// lesson's none, batch, layer then end when the longest does, not one run after it.
+std::vector<size_t> longest_first(const std::vector<NormKind>& norms) {
+  std::vector<size_t> order(norms.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return norms[i] != NormKind::None; });
+  return order;
+}
+
 // Trains every requested run, up to s.jobs at once, each on its own thread. A run owns its
 // generators (init and shuffling), so the results equal those of running them one by one.
 std::vector<lesson::RunResult> train_all(const Settings& s, const data::DigitsSplit& data,
@@ -216,10 +232,12 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const data::DigitsSp
       print_progress(r);
     };
   const int threads_per_run = s.threads.value_or(s.jobs > 1 ? 1 : get_num_threads());
+  const std::vector<size_t> order = longest_first(s.norms);
   std::atomic<size_t> next{0};
   auto worker = [&] {
     set_num_threads(threads_per_run);  // OpenMP's count is per thread: set it on this one
-    for (size_t i; (i = next++) < s.norms.size();) {
+    for (size_t k; (k = next++) < order.size();) {
+      const size_t i = order[k];
       lesson::TrainOptions options = s.train;
       options.norm = s.norms[i];
       options.init = inits[i];

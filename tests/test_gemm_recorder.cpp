@@ -27,6 +27,15 @@ TEST_CASE("GemmRecorder logs each gemm call of a forward and backward, in order"
   CHECK(same_call(calls[0], false, true, 5, 4, 3, 1.0f));   // y = x W^T + b
   CHECK(same_call(calls[1], false, false, 5, 3, 4, 0.0f));  // dx = g W
   CHECK(same_call(calls[2], true, false, 4, 3, 5, 0.0f));   // dW = g^T x
+  // The operands' addresses: a replay gives each buffer its own (apps/bench/timing.hpp).
+  CHECK(calls[0].a == x.data());
+  CHECK(calls[0].b == w.data());
+  CHECK(calls[0].c == y.data());
+  CHECK(calls[1].b == w.data());
+  CHECK(calls[1].c == x.grad().data());
+  CHECK(calls[2].b == x.data());
+  CHECK(calls[2].c == w.grad().data());
+  CHECK(calls[1].a == calls[2].a);  // both read the gradient of y
 }
 
 TEST_CASE("GemmRecorder records nothing once destroyed, and only on its own thread", "[gemm][bench]") {

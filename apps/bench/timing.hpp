@@ -6,9 +6,11 @@
 #include <ctime>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "minidl/kernels/gemm.hpp"
+#include "minidl/tensor/tensor.hpp"
 
 namespace minidl::bench {
 
@@ -60,20 +62,57 @@ std::vector<kernels::GemmCall> record_gemm_calls(F&& f) {
   return recorder.calls();
 }
 
-/// Replays `calls` through kernels::gemm on buffers big enough for the largest of them
-/// (small values, so no denormals or infinities), best of `repeats`.
-inline Timing gemm_floor(const std::vector<kernels::GemmCall>& calls, int repeats) {
-  size_t a_size = 1, b_size = 1, c_size = 1;
-  for (const kernels::GemmCall& c : calls) {
-    a_size = std::max(a_size, size_t(c.m * c.k));
-    b_size = std::max(b_size, size_t(c.k * c.n));
-    c_size = std::max(c_size, size_t(c.m * c.n));
+/// A replay of `calls` through kernels::gemm. Every buffer the workload used gets one of its
+/// own, as large as its largest use (small values, so no denormals or infinities): the replay
+/// moves the same bytes through the caches as the workload did.
+class GemmReplay {
+ public:
+  explicit GemmReplay(const std::vector<kernels::GemmCall>& calls) : calls_(calls) {
+    std::map<const float*, int64_t> extents;  // workload address -> values used from it
+    auto use = [&](const float* address, int64_t count) {
+      int64_t& extent = extents[address];
+      extent = std::max(extent, count);
+    };
+    for (const kernels::GemmCall& c : calls_) {
+      use(c.a, c.m * c.k);
+      use(c.b, c.k * c.n);
+      use(c.c, c.m * c.n);
+    }
+    for (const auto& [address, extent] : extents) buffers_.emplace(address, Tensor::full({extent}, 0.01f));
+    for (const kernels::GemmCall& c : calls_)
+      operands_.push_back({buffers_.at(c.a).data(), buffers_.at(c.b).data(), buffers_.at(c.c).data()});
   }
-  std::vector<float> a(a_size, 0.01f), b(b_size, 0.02f), out(c_size, 0.0f);
-  return best_timing(repeats, [&] {
-    for (const kernels::GemmCall& c : calls)
-      kernels::gemm(c.transpose_a, c.transpose_b, c.m, c.n, c.k, 1.0f, a.data(), b.data(), c.beta, out.data());
-  });
+
+  void operator()() {
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      const kernels::GemmCall& c = calls_[i];
+      const Operands& o = operands_[i];
+      kernels::gemm(c.transpose_a, c.transpose_b, c.m, c.n, c.k, 1.0f, o.a, o.b, c.beta, o.c);
+    }
+  }
+
+ private:
+  struct Operands {
+    const float *a, *b;
+    float* c;
+  };
+  std::vector<kernels::GemmCall> calls_;
+  std::map<const float*, Tensor> buffers_;  // 64-byte aligned, as the workload's
+  std::vector<Operands> operands_;
+};
+
+/// The best of `repeats` timings of the workload and of its GEMM floor, the two taken in
+/// turn: a change in the machine's load touches both figures alike.
+template <typename F>
+std::pair<Timing, Timing> time_against_floor(int repeats, F&& workload, const std::vector<kernels::GemmCall>& calls) {
+  GemmReplay replay(calls);
+  Timing run, floor;
+  for (int r = 0; r < repeats; ++r) {
+    const Timing w = best_timing(1, workload), g = best_timing(1, replay);
+    run = {std::min(run.wall, w.wall), std::min(run.cpu, w.cpu)};
+    floor = {std::min(floor.wall, g.wall), std::min(floor.cpu, g.cpu)};
+  }
+  return {run, floor};
 }
 
 inline double gemm_flops(const std::vector<kernels::GemmCall>& calls) {

@@ -2,8 +2,7 @@
 // uses its output, then walk that order handing each node the sum of its output's
 // gradients.
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
+#include <atomic>
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
@@ -16,15 +15,20 @@ namespace {
 // Iterative DFS post-order from the root (deep graphs must not overflow the stack);
 // reversed, it puts every consumer before what it consumes.
 std::vector<Node*> topological_order(Node* root) {
+  static std::atomic<uint64_t> passes{0};
+  const uint64_t pass = ++passes;  // marks the nodes this pass has seen
   std::vector<Node*> order;
-  std::unordered_set<Node*> seen{root};
+  root->visited_by = pass;
   std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
   while (!stack.empty()) {
     auto& [node, next_input] = stack.back();
     if (next_input < node->inputs.size()) {
       const auto& input = node->inputs[next_input++];
       Node* child = input ? input->grad_fn.get() : nullptr;
-      if (child != nullptr && seen.insert(child).second) stack.emplace_back(child, 0);
+      if (child != nullptr && child->visited_by != pass) {
+        child->visited_by = pass;
+        stack.emplace_back(child, 0);
+      }
     } else {
       order.push_back(node);
       stack.pop_back();
@@ -87,23 +91,29 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   std::vector<Node*> order = topological_order(root.grad_fn().get());
   // Inputs of finished nodes, dropped only at the end: they keep the nodes in `order` alive.
   std::vector<std::shared_ptr<TensorImpl>> finished;
-  std::unordered_map<Node*, Tensor> grads{{root.grad_fn().get(), grad_output}};
+  // A backward that throws leaves no gradients pending on the graph for a later pass.
+  struct ClearPending {
+    const std::vector<Node*>& order;
+    ~ClearPending() {
+      for (Node* node : order) node->pending_grad = Tensor();
+    }
+  } clear_pending{order};
+  root.grad_fn()->pending_grad = grad_output;
   for (Node* node : order) {
     if (node->released)
       throw Error(cat("backward through the graph a second time (at ", node->name,
                       "): its saved values were freed by the first backward(); "
                       "pass retain_graph=true to the first call to backward twice"));
-    auto found = grads.find(node);
-    if (found == grads.end()) continue;
-    Tensor grad = std::move(found->second);
-    grads.erase(found);
+    if (!node->pending_grad.defined()) continue;
+    Tensor grad = std::move(node->pending_grad);
+    node->pending_grad = Tensor();
     std::vector<Tensor> input_grads = node->backward(grad);
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       const auto& input = node->inputs[i];
       if (!input || i >= input_grads.size() || !input_grads[i].defined()) continue;
       check_gradient_shape(*node, i, input_grads[i]);
       if (input->grad_fn)
-        accumulate(grads[input->grad_fn.get()], input_grads[i]);
+        accumulate(input->grad_fn->pending_grad, input_grads[i]);
       else
         accumulate_into_leaf(*input, input_grads[i], true);
     }

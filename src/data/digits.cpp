@@ -33,8 +33,9 @@ float parse_label(const detail::TextLines& lines, std::string_view field, int64_
 
 Digits parse_digits(detail::TextLines lines) {
   std::vector<float> pixels, labels;
+  std::vector<std::string_view> fields;
   while (auto line = lines.next()) {
-    auto fields = detail::split_fields(*line, ',');
+    detail::split_fields(*line, ',', fields);
     if (int64_t(fields.size()) != kColumns)
       lines.fail(cat("expected ", kColumns, " comma-separated columns (64 pixels and the label), got ",
                      fields.size()));
@@ -48,8 +49,9 @@ Digits parse_digits(detail::TextLines lines) {
 std::vector<int64_t> parse_split(detail::TextLines lines, int64_t rows) {
   std::vector<int64_t> indices;
   std::vector<int64_t> seen_on(size_t(rows), 0);  // line where each row appeared, 0 if not yet
+  std::vector<std::string_view> fields;
   while (auto line = lines.next()) {
-    auto fields = detail::split_fields(*line, ',');
+    detail::split_fields(*line, ',', fields);
     if (fields.size() != 1) lines.fail(cat("expected one row index per line, got ", fields.size(), " columns"));
     if (fields[0].empty()) lines.fail(1, "missing value (expected a row index)");
     auto index = detail::parse_integer(fields[0]);

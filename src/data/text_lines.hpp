@@ -34,8 +34,9 @@ class TextLines {
   int64_t line_number_ = 0;
 };
 
-/// Fields separated by sep, each trimmed of spaces and tabs.
-std::vector<std::string_view> split_fields(std::string_view line, char sep);
+/// Fields separated by sep, each trimmed of spaces and tabs, into `fields` (cleared first:
+/// a reader reuses one vector for every line).
+void split_fields(std::string_view line, char sep, std::vector<std::string_view>& fields);
 /// Fields separated by commas and/or whitespace (no empty fields).
 std::vector<std::string_view> split_words(std::string_view line);
 

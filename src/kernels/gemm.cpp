@@ -12,7 +12,7 @@ GemmRecorder::~GemmRecorder() { recorded_calls = nullptr; }
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {
-  if (recorded_calls != nullptr) recorded_calls->push_back({transpose_a, transpose_b, m, n, k, beta});
+  if (recorded_calls != nullptr) recorded_calls->push_back({transpose_a, transpose_b, m, n, k, beta, a, b, c});
   if (m == 0 || n == 0) return;
   if (k == 0) {  // an empty sum: C = beta C (BLAS rejects a zero leading dimension)
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];

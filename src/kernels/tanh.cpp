@@ -8,21 +8,26 @@
 namespace minidl::kernels {
 namespace {
 
-// Eight floats in one value, as GCC and Clang's vector extension: one AVX register, or two
-// SSE ones on a baseline build. The compiler would not vectorize the clamp's comparisons
-// in a plain loop (they may trap, so it keeps branches).
-using Float8 = float __attribute__((vector_size(32)));
+// One SIMD register of floats (8 with AVX, 4 with SSE), as GCC and Clang's vector
+// extension: the compiler would not vectorize the clamp's comparisons in a plain loop
+// (they may trap, so it keeps branches).
+#ifdef __AVX__
+constexpr int64_t kLanes = 8;
+#else
+constexpr int64_t kLanes = 4;
+#endif
+using FloatVec = float __attribute__((vector_size(kLanes * sizeof(float))));
 
 void tanh_span(float* out, const float* x, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {  // two vectors per round: independent chains overlap
-    Float8 a, b;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {  // two vectors per round: independent chains overlap
+    FloatVec a, b;
     std::memcpy(&a, x + i, sizeof a);
-    std::memcpy(&b, x + i + 8, sizeof b);
+    std::memcpy(&b, x + i + kLanes, sizeof b);
     a = tanh_rational(a);
     b = tanh_rational(b);
     std::memcpy(out + i, &a, sizeof a);
-    std::memcpy(out + i + 8, &b, sizeof b);
+    std::memcpy(out + i + kLanes, &b, sizeof b);
   }
   for (; i < n; ++i) out[i] = tanh_rational(x[i]);
 }
@@ -30,7 +35,7 @@ void tanh_span(float* out, const float* x, int64_t n) {
 }  // namespace
 
 void tanh_forward(float* out, const float* x, int64_t n) {
-  constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of 16
+  constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of 2 * kLanes
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   if (n <= kParallelElements) {
     tanh_span(out, x, n);

@@ -6,6 +6,7 @@
 
 #include "minidl/autograd/node.hpp"
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -89,22 +90,29 @@ struct RowStats {
 };
 
 // Forward kernel: stats (N) and loss (N), the per-example loss in the header's formula
-// (0 for ignored rows).
-void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss) {
+// (0 for ignored rows); probs (N, C), when given, gets the softmax for the backward, which
+// then needs no exp of its own.
+void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss, double* probs) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-#pragma omp parallel for if (p.n * c > kernels::kParallelElements) schedule(static)
-  for (int64_t i = 0; i < p.n; ++i) {
+  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
     const float* row = x + i * c;  // (C)
     float top = -INFINITY;
     for (int64_t j = 0; j < c; ++j) top = std::max(top, row[j]);
     double total = 0.0;
-    for (int64_t j = 0; j < c; ++j) total += std::exp(double(row[j] - top));
+    double* prob = probs ? probs + i * c : nullptr;  // (C)
+    for (int64_t j = 0; j < c; ++j) {
+      const double e = std::exp(double(row[j] - top));
+      total += e;
+      if (prob) prob[j] = e;
+    }
+    if (prob)
+      for (int64_t j = 0; j < c; ++j) prob[j] /= total;
     stats[i] = {top, std::log(total)};
     const int64_t t = p.classes[size_t(i)];
     if (t == kIgnored) {
       loss[i] = 0.0;
-      continue;
+      return;
     }
     double value = (1.0 - s) * p.weights[size_t(t)] * (stats[i].log_sum - double(row[t] - top));
     if (s > 0.0) {  // sum_c w_c (-log p_ic) = log_sum sum_c w_c - sum_c w_c (x_ic - top)
@@ -113,31 +121,30 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
       value += s / double(c) * (stats[i].log_sum * p.weight_total - weighted);
     }
     loss[i] = value;
-  }
+  });
 }
 
 // Backward kernel: dx (N, C) from the gradient of each example's loss, scale (N).
 //   dloss_i/dx_ij = (1 - s) w_t (p_ij - [j == t]) + (s / C) (p_ij sum_c w_c - w_j)
-void cross_entropy_backward(const float* x, const Problem& p, const RowStats* stats, const double* scale, float* dx) {
+void cross_entropy_backward(const double* probs, const Problem& p, const double* scale, float* dx) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-#pragma omp parallel for if (p.n * c > kernels::kParallelElements) schedule(static)
-  for (int64_t i = 0; i < p.n; ++i) {
-    const float* row = x + i * c;  // (C)
-    float* drow = dx + i * c;      // (C)
+  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
+    const double* row = probs + i * c;  // (C)
+    float* drow = dx + i * c;           // (C)
     const int64_t t = p.classes[size_t(i)];
     if (t == kIgnored) {
       std::fill_n(drow, c, 0.0f);
-      continue;
+      return;
     }
     const double hard = (1.0 - s) * p.weights[size_t(t)];
     const double soft = s / double(c);
     for (int64_t j = 0; j < c; ++j) {
-      const double prob = std::exp(double(row[j] - stats[i].top) - stats[i].log_sum);
+      const double prob = row[j];
       drow[j] = float(scale[i] * (hard * prob + soft * (prob * p.weight_total - p.weights[size_t(j)])));
     }
     drow[t] -= float(scale[i] * hard);
-  }
+  });
 }
 
 }  // namespace
@@ -147,9 +154,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   Problem& p = *problem;
   read_classes(targets, options.ignore_index, p);
 
-  auto stats = std::make_shared<std::vector<RowStats>>(size_t(p.n));  // (N)
-  std::vector<double> loss(size_t(p.n));                              // (N)
-  cross_entropy_forward(logits.data(), p, stats->data(), loss.data());
+  const bool want_grad = needs_grad({logits});
+  std::vector<RowStats> stats(size_t(p.n));  // (N)
+  std::vector<double> loss(size_t(p.n));     // (N)
+  auto probs = std::make_shared<std::vector<double>>(want_grad ? size_t(p.n * p.c) : 0);  // (N, C)
+  cross_entropy_forward(logits.data(), p, stats.data(), loss.data(), want_grad ? probs->data() : nullptr);
 
   // The mean's divisor: the weights of the targets that count (PyTorch's total_weight).
   double divisor = 0.0;
@@ -167,17 +176,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
     out = Tensor::scalar(float(reduction == Reduction::Mean ? total / divisor : total));
   }
 
-  Tensor x = needs_grad({logits}) ? logits.detach() : Tensor();
   return record(out, "CrossEntropyLoss", {logits},
-                [x, problem, stats, reduction, divisor](const Tensor& g) -> std::vector<Tensor> {
+                [shape = logits.shape(), problem, probs, reduction, divisor](const Tensor& g) -> std::vector<Tensor> {
                   const Problem& p = *problem;
                   std::vector<double> scale(size_t(p.n));  // (N) dL/dloss_i
                   for (int64_t i = 0; i < p.n; ++i) {
                     const double gi = reduction == Reduction::None ? g.data()[i] : g.data()[0];
                     scale[size_t(i)] = reduction == Reduction::Mean ? gi / divisor : gi;
                   }
-                  Tensor dx = Tensor::empty(x.shape());
-                  cross_entropy_backward(x.data(), p, stats->data(), scale.data(), dx.data());
+                  Tensor dx = Tensor::empty(shape);
+                  cross_entropy_backward(probs->data(), p, scale.data(), dx.data());
                   return {dx};
                 });
 }

@@ -1,7 +1,7 @@
 #include "minidl/ops/matmul.hpp"
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/column_sums.hpp"
 #include "minidl/kernels/gemm.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -55,7 +55,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Tensor out = Tensor::empty({d.m, d.n});  // (N, out)
   float beta = 0.0f;
   if (bias.defined()) {  // each row starts as the bias; sgemm adds x W^T onto it
-    for (int64_t i = 0; i < d.m; ++i) std::copy_n(bias.data(), d.n, out.data() + i * d.n);
+    const float* b = bias.data();
+    float* rows = out.data();  // (N, out)
+    for (int64_t i = 0; i < d.m; ++i) std::copy_n(b, d.n, rows + i * d.n);
     beta = 1.0f;
   }
   kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), beta, out.data());
@@ -74,7 +76,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     }
     if (want_bias) {  // db (out) = column sums of g, accumulated in double
       gb = Tensor::empty({d.n});
-      kernels::sum_to_shape(g.data(), g.shape(), gb.data(), {1, d.n});
+      kernels::column_sums(g.data(), d.m, d.n, gb.data());
     }
     return {gx, gw, gb};
   });

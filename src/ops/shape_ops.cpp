@@ -29,8 +29,10 @@ Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
   Shape shape = x.shape();
   shape[0] = int64_t(indices.size());
   Tensor out = Tensor::empty(shape);
+  const float* in = x.data();
+  float* o = out.data();
   for (size_t r = 0; r < indices.size(); ++r)
-    std::copy_n(x.data() + indices[r] * row_size, row_size, out.data() + int64_t(r) * row_size);
+    for (int64_t j = 0; j < row_size; ++j) o[int64_t(r) * row_size + j] = in[indices[r] * row_size + j];
   return record(out, "SelectRows", {x}, [indices, row_size, source = x.shape()](const Tensor& g) -> std::vector<Tensor> {
     Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
     for (size_t r = 0; r < indices.size(); ++r) {

@@ -4,6 +4,7 @@
 
 #include "minidl/autograd/node.hpp"
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/kernels/tanh.hpp"
 #include "minidl/ops/binary.hpp"
 
@@ -16,8 +17,7 @@ Tensor map(const Tensor& x, F f) {
   const float* in = x.data();
   float* o = out.data();
   const int64_t n = x.numel();
-#pragma omp parallel for if (n > kernels::kParallelElements) schedule(static)
-  for (int64_t i = 0; i < n; ++i) o[i] = f(in[i]);
+  kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) { o[i] = f(in[i]); });
   return out;
 }
 
@@ -29,8 +29,7 @@ Tensor zip(const Tensor& a, const Tensor& b, F f) {
   const float* pb = b.data();
   float* o = out.data();
   const int64_t n = a.numel();
-#pragma omp parallel for if (n > kernels::kParallelElements) schedule(static)
-  for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+  kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) { o[i] = f(pa[i], pb[i]); });
   return out;
 }
 

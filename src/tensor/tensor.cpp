@@ -75,20 +75,11 @@ Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, Generator&
 
 // ---- shape and data ----
 
-const TensorImpl& Tensor::checked() const {
-  if (!impl_) throw Error("operation on an undefined tensor (it holds no data)");
-  return *impl_;
-}
-
-const Shape& Tensor::shape() const { return checked().shape; }
+void Tensor::throw_undefined() { throw Error("operation on an undefined tensor (it holds no data)"); }
 
 int64_t Tensor::size(int64_t d) const { return shape()[size_t(normalize_dim(d, dim()))]; }
 
 int64_t Tensor::numel() const { return minidl::numel(shape()); }
-
-float* Tensor::data() { return checked().storage->data() + impl_->offset; }
-
-const float* Tensor::data() const { return checked().storage->data() + impl_->offset; }
 
 std::vector<float> Tensor::to_vector() const { return {data(), data() + numel()}; }
 

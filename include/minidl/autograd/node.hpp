@@ -21,6 +21,10 @@ struct Node {
   /// Holds what the backward needs; cleared after backward unless retain_graph.
   BackwardFn backward;
   bool released = false;
+  /// The backward pass's scratch, empty between passes: the sum of the gradients that have
+  /// reached this node's output so far, and the pass that last visited the node.
+  Tensor pending_grad;
+  uint64_t visited_by = 0;
 
   /// Frees the graph above this node iteratively: a chain of thousands of ops must not
   /// overflow the stack through nested shared_ptr destructors.

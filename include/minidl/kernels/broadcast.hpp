@@ -2,6 +2,7 @@
 // Plain loops behind the broadcasting ops: no autograd, no allocation beyond index state.
 #include <cstdint>
 
+#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/tensor/shape.hpp"
 
 namespace minidl::kernels {
@@ -19,8 +20,7 @@ void broadcast_binary(const float* a, const Shape& a_shape, const float* b, cons
                       const Shape& out_shape, F f) {
   const int64_t count = numel(out_shape);
   if (a_shape == b_shape) {  // the common case: one flat loop
-#pragma omp parallel for if (count > kParallelElements) schedule(static)
-    for (int64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
+    parallel_for(count, count > kParallelElements, [&](int64_t i) { out[i] = f(a[i], b[i]); });
     return;
   }
   if (count == 0) return;

@@ -13,11 +13,14 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                     const float* a, const float* b, float beta, float* c);
 
-/// One gemm() call's shape, as the recorder saw it.
+/// One gemm() call as the recorder saw it: its shape, and the addresses of its operands, so
+/// a replay can give each buffer of the workload a buffer of its own (the same memory
+/// footprint, not three buffers that stay in cache).
 struct GemmCall {
   bool transpose_a, transpose_b;
   int64_t m, n, k;
   float beta;
+  const float *a, *b, *c;
 };
 
 /// While alive, logs every gemm() call made on this thread, so a benchmark can replay the

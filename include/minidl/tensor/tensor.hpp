@@ -50,12 +50,13 @@ class Tensor {
 
   // ---- shape and data ----
   bool defined() const { return impl_ != nullptr; }
-  const Shape& shape() const;
+  const Shape& shape() const { return checked().shape; }
   int64_t dim() const { return int64_t(shape().size()); }
   int64_t size(int64_t d) const;
   int64_t numel() const;
-  float* data();
-  const float* data() const;
+  // Inline: kernels and loops call these often, and a call per row showed in profiles.
+  float* data() { return checked().storage->data() + impl_->offset; }
+  const float* data() const { return checked().storage->data() + impl_->offset; }
   std::vector<float> to_vector() const;
   /// Element at a full index; throws naming the index and the shape when out of range.
   float at(const std::vector<int64_t>& index) const;
@@ -97,7 +98,11 @@ class Tensor {
   bool same(const Tensor& other) const { return impl_ == other.impl_; }
 
  private:
-  const TensorImpl& checked() const;
+  const TensorImpl& checked() const {
+    if (!impl_) throw_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -1,0 +1,20 @@
+#include "minidl/kernels/column_sums.hpp"
+
+#include <algorithm>
+
+namespace minidl::kernels {
+
+void column_sums(const float* in, int64_t rows, int64_t cols, float* out) {
+  constexpr int64_t kBlock = 256;  // columns per pass: the accumulators stay in L1
+  for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
+    const int64_t width = std::min(kBlock, cols - j0);
+    double acc[kBlock] = {};  // (width)
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* row = in + i * cols + j0;
+      for (int64_t j = 0; j < width; ++j) acc[j] += double(row[j]);
+    }
+    for (int64_t j = 0; j < width; ++j) out[j0 + j] = float(acc[j]);
+  }
+}
+
+}  // namespace minidl::kernels
