@@ -4,7 +4,7 @@
 
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/norm/lane_sum.hpp"
-#include "minidl/kernels/norm/parallel_for.hpp"
+#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/kernels/norm/scratch.hpp"
 
 namespace minidl::kernels {

@@ -5,11 +5,12 @@
 
 namespace minidl::kernels {
 
-/// At least n floats of this thread's scratch buffer, kept and reused across calls (a
+/// At least n values of this thread's scratch buffer of T, kept and reused across calls (a
 /// kernel call allocates nothing once the buffer is big enough). Valid until the next
 /// call on this thread: a kernel takes it once, on the calling thread, before its loops.
-inline float* norm_scratch(size_t n) {
-  thread_local std::vector<float> buffer;
+template <typename T = float>
+inline T* norm_scratch(size_t n) {
+  thread_local std::vector<T> buffer;
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
 }
