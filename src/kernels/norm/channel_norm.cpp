@@ -1,169 +1,287 @@
 #include "minidl/kernels/norm/channel_norm.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/norm/lane_sum.hpp"
+#include "minidl/kernels/parallel_for.hpp"
+#include "minidl/kernels/norm/scratch.hpp"
 
 namespace minidl::kernels {
 namespace {
 
+// The batch goes in chunks of whole batch items, each summed on its own (per channel, from
+// data still in cache after its first read) and the chunks merged in order in double: x
+// and dy stream from memory once per sweep, in memory order, and chunks run on any number
+// of threads with the same bits. A chunk holds about kChunkValues values (it stays in L2),
+// and at most kLaneRun items, so an (N, C) chunk's float sums stay short.
+constexpr int64_t kChunkValues = int64_t(1) << 15;
 
-// Channels go in blocks, one block per loop iteration (and thread). With inner == 1 (an
-// (N, C) input) a block of up to 512 channels sweeps the rows, so loads are contiguous and
-// vectorize across channels; otherwise a block is one channel and its runs of `inner`
-// values are contiguous. Blocks are wide because each row's piece must be long enough for
-// the hardware prefetcher: 64 channels of a (4096, 1024) input were 256 bytes every 4 KiB,
-// and the sweep waited on memory for every row.
-constexpr int64_t kBlock = 512;
-
-struct Block {
-  int64_t c0, width;
+struct Chunks {
+  int64_t items, count;  // batch items per chunk, chunks
+  Chunks(const ChannelNormLayout& l)
+      : items(std::clamp<int64_t>(kChunkValues / std::max<int64_t>(1, l.channels * l.inner), 1, kLaneRun)),
+        count((l.batch + items - 1) / items) {}
+  int64_t begin(int64_t chunk) const { return chunk * items; }
+  int64_t end(int64_t chunk, const ChannelNormLayout& l) const { return std::min(l.batch, (chunk + 1) * items); }
 };
 
-int64_t block_width(const ChannelNormLayout& l) { return l.inner == 1 ? kBlock : 1; }
-int64_t block_count(const ChannelNormLayout& l) { return (l.channels + block_width(l) - 1) / block_width(l); }
-Block block_at(const ChannelNormLayout& l, int64_t b) {
-  const int64_t c0 = b * block_width(l);
-  return {c0, std::min(block_width(l), l.channels - c0)};
+bool run_parallel(const ChannelNormLayout& l) { return l.batch * l.channels * l.inner > kParallelElements; }
+
+// Per channel c over the items [n0, n1): mean[c], the mean of x - first[c], and m2[c], the
+// sum of squares of (x - first[c]) - mean[c]. Two passes over the chunk (the second from
+// cache): never E[x^2] - E[x]^2. x - first[c] is exact for values near each other, so a
+// mean of 1e4 against a spread of 1e-1 keeps its digits in float sums.
+void chunk_moments(float* mean, float* m2, const float* x, const float* first, const ChannelNormLayout& l,
+                   int64_t n0, int64_t n1) {
+  const int64_t c_count = l.channels;
+  const float inv_count = 1.0f / float((n1 - n0) * l.inner);
+  if (l.inner == 1) {  // loops across channels, vectorized
+    std::fill(mean, mean + c_count, 0.0f);
+    std::fill(m2, m2 + c_count, 0.0f);
+    for (int64_t n = n0; n < n1; ++n)
+#pragma omp simd  // channels are independent: no runtime overlap checks per row
+      for (int64_t c = 0; c < c_count; ++c) mean[c] += x[n * c_count + c] - first[c];
+    for (int64_t c = 0; c < c_count; ++c) mean[c] *= inv_count;
+    for (int64_t n = n0; n < n1; ++n)
+#pragma omp simd
+      for (int64_t c = 0; c < c_count; ++c) {
+        const float d = (x[n * c_count + c] - first[c]) - mean[c];
+        m2[c] += d * d;
+      }
+    return;
+  }
+  for (int64_t c = 0; c < c_count; ++c) {  // runs of `inner` values
+    const float f = first[c];
+    LaneSums<1> sums, squares;
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* run = x + (n * c_count + c) * l.inner;
+      sums.add(l.inner, [&](auto at, auto* v) { v[0] = at(run) - f; });
+    }
+    const float m = float(sums.total(0)) * inv_count;
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* run = x + (n * c_count + c) * l.inner;
+      squares.add(l.inner, [&](auto at, auto* v) {
+        const auto d = (at(run) - f) - m;
+        v[0] = d * d;
+      });
+    }
+    mean[c] = m;
+    m2[c] = float(squares.total(0));
+  }
 }
 
-// Several threads only when there is enough work and more than one block to share.
-bool run_parallel(const ChannelNormLayout& l) {
-  return block_count(l) > 1 && l.batch * l.channels * l.inner > kParallelElements;
-}
-
-// acc[k] += sum of f(i, k) over the values i of channel c0 + k, always in the order n, s.
-template <typename F>
-inline void block_sums(const ChannelNormLayout& l, Block blk, double* acc, F f) {
+// Per channel over the items [n0, n1): sums[c] = sum(dy), sums[C + c] = sum(dy * xhat) with
+// xhat = ((x - mean) - mean_rest) * rstd.
+void chunk_grad_sums(float* sums, const float* dy, const float* x, const NormStats& s, const ChannelNormLayout& l,
+                     int64_t n0, int64_t n1) {
+  const int64_t c_count = l.channels;
+  float* sum_dy = sums;                 // (C)
+  float* sum_dy_xhat = sums + c_count;  // (C)
   if (l.inner == 1) {
-    for (int64_t n = 0; n < l.batch; ++n) {
-      const int64_t row = n * l.channels + blk.c0;
-      for (int64_t k = 0; k < blk.width; ++k) acc[k] += double(f(row + k, k));
+    std::fill(sums, sums + 2 * c_count, 0.0f);
+    const float* mean = s.mean;  // (C) each
+    const float* rest = s.mean_rest;
+    const float* rstd = s.rstd;
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* xr = x + n * c_count;
+      const float* dyr = dy + n * c_count;
+#pragma omp simd
+      for (int64_t c = 0; c < c_count; ++c) {
+        sum_dy[c] += dyr[c];
+        sum_dy_xhat[c] += dyr[c] * (((xr[c] - mean[c]) - rest[c]) * rstd[c]);
+      }
     }
     return;
   }
-  for (int64_t n = 0; n < l.batch; ++n) {
-    const int64_t start = (n * l.channels + blk.c0) * l.inner;
-    acc[0] += lane_sum(l.inner, [&](int64_t s) { return f(start + s, 0); });
+  for (int64_t c = 0; c < c_count; ++c) {
+    const float m = s.mean[c], rest = s.mean_rest[c], rs = s.rstd[c];
+    LaneSums<2> lanes;
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t start = (n * c_count + c) * l.inner;
+      const float* xc = x + start;
+      const float* dyc = dy + start;
+      lanes.add(l.inner, [&](auto at, auto* v) {
+        v[0] = at(dyc);
+        v[1] = at(dyc) * (((at(xc) - m) - rest) * rs);
+      });
+    }
+    sum_dy[c] = float(lanes.total(0));
+    sum_dy_xhat[c] = float(lanes.total(1));
   }
 }
 
-// Calls f(i, k) for every value i of channel c0 + k.
-template <typename F>
-inline void block_apply(const ChannelNormLayout& l, Block blk, F f) {
-  if (l.inner == 1) {  // a flat loop over the block's channels, vectorized
-    for (int64_t n = 0; n < l.batch; ++n) {
-      const int64_t row = n * l.channels + blk.c0;
-      for (int64_t k = 0; k < blk.width; ++k) f(row + k, k);
-    }
-    return;
-  }
-  for (int64_t n = 0; n < l.batch; ++n)
-    for (int64_t k = 0; k < blk.width; ++k) {
-      const int64_t start = (n * l.channels + blk.c0 + k) * l.inner;
-      for (int64_t s = 0; s < l.inner; ++s) f(start + s, k);
-    }
-}
-
-// The per-channel constants of one block: out = ((x - m) - m_rest) * scale + shift with
-// m + m_rest the mean (x - m is exact for x near m, so a mean of 1e4 against a spread
-// of 1e-1 loses nothing to float's rounding of the mean) and scale = rstd * weight.
-struct Affine {
-  float m[kBlock], m_rest[kBlock], scale[kBlock], shift[kBlock];
+// out = ((x - mean[c]) - rest[c]) * scale[c] + shift[c] over every value; with dy given,
+// the backward's dx = scale[c] * (dy - mean_dy[c] - xhat * mean_dy_xhat[c]) instead.
+struct Constants {
+  const float* mean;
+  const float* rest;
+  const float* rstd;
+  const float* scale;  // rstd * weight
+  const float* shift;  // forward: bias; backward: mean(dy)
+  const float* mean_dy_xhat;  // backward only
 };
 
-void normalize_block(float* out, const float* x, const Affine& a, const ChannelNormLayout& l, Block blk) {
-  block_apply(l, blk, [&](int64_t i, int64_t k) { out[i] = ((x[i] - a.m[k]) - a.m_rest[k]) * a.scale[k] + a.shift[k]; });
+void normalize(float* out, const float* x, const Constants& k, const ChannelNormLayout& l) {
+  const int64_t c_count = l.channels;
+  parallel_for(l.batch, run_parallel(l), [&](int64_t n) {
+    const float* xn = x + n * c_count * l.inner;
+    float* yn = out + n * c_count * l.inner;
+    if (l.inner == 1) {
+#pragma omp simd
+      for (int64_t c = 0; c < c_count; ++c) yn[c] = ((xn[c] - k.mean[c]) - k.rest[c]) * k.scale[c] + k.shift[c];
+      return;
+    }
+    for (int64_t c = 0; c < c_count; ++c) {
+      const float m = k.mean[c], rest = k.rest[c], scale = k.scale[c], shift = k.shift[c];
+      const float* xc = xn + c * l.inner;
+      float* yc = yn + c * l.inner;
+      for (int64_t s = 0; s < l.inner; ++s) yc[s] = ((xc[s] - m) - rest) * scale + shift;
+    }
+  });
+}
+
+void input_grad(float* dx, const float* dy, const float* x, const Constants& k, const ChannelNormLayout& l) {
+  const int64_t c_count = l.channels;
+  parallel_for(l.batch, run_parallel(l), [&](int64_t n) {
+    const int64_t offset = n * c_count * l.inner;
+    const float* xn = x + offset;
+    const float* dyn = dy + offset;
+    float* dxn = dx + offset;
+    if (l.inner == 1) {
+#pragma omp simd
+      for (int64_t c = 0; c < c_count; ++c)
+        dxn[c] = k.scale[c] *
+                 (dyn[c] - k.shift[c] - ((xn[c] - k.mean[c]) - k.rest[c]) * k.rstd[c] * k.mean_dy_xhat[c]);
+      return;
+    }
+    for (int64_t c = 0; c < c_count; ++c) {
+      const float m = k.mean[c], rest = k.rest[c], rs = k.rstd[c], scale = k.scale[c];
+      const float mdy = k.shift[c], mdyx = k.mean_dy_xhat[c];
+      const float* xc = xn + c * l.inner;
+      const float* dyc = dyn + c * l.inner;
+      float* dxc = dxn + c * l.inner;
+      for (int64_t s = 0; s < l.inner; ++s) dxc[s] = scale * (dyc[s] - mdy - ((xc[s] - m) - rest) * rs * mdyx);
+    }
+  });
 }
 
 }  // namespace
 
-void channel_norm_forward_train(float* out, float* mean, float* rstd, float* var, const float* x,
-                                const float* weight, const float* bias, const ChannelNormLayout& l, double eps) {
+void channel_norm_forward_train(float* out, const NormStats& stats, float* var, const float* x, const float* weight,
+                                const float* bias, const ChannelNormLayout& l, double eps) {
+  const int64_t c_count = l.channels;
   const double count = double(l.per_channel());
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t b = 0; b < block_count(l); ++b) {
-    const Block blk = block_at(l, b);
-    double sums[kBlock] = {}, squares[kBlock] = {};  // (width)
-    block_sums(l, blk, sums, [&](int64_t i, int64_t) { return x[i]; });
-    double m[kBlock];
-    for (int64_t k = 0; k < blk.width; ++k) m[k] = sums[k] / count;
-    block_sums(l, blk, squares, [&](int64_t i, int64_t k) {  // two passes: never E[x^2] - E[x]^2
-      const double d = double(x[i]) - m[k];
-      return d * d;
-    });
-    Affine a;
-    for (int64_t k = 0; k < blk.width; ++k) {
-      const int64_t c = blk.c0 + k;
-      const float rs = float(1.0 / std::sqrt(squares[k] / count + eps));
-      a.m[k] = mean[c] = float(m[k]);
-      a.m_rest[k] = float(m[k] - double(a.m[k]));
-      rstd[c] = rs;
-      if (var) var[c] = float(squares[k] / count);
-      a.scale[k] = rs * (weight ? weight[c] : 1.0f);
-      a.shift[k] = bias ? bias[c] : 0.0f;
+  if (count == 0) return;
+  const Chunks chunks(l);
+  // (chunks, 2, C): each chunk's mean and m2, then (4, C): first, scale, shift, spare
+  float* partials = norm_scratch(size_t((chunks.count * 2 + 4) * c_count));
+  float* first = partials + chunks.count * 2 * c_count;  // (C) each channel's first value
+  float* scale = first + c_count;                          // (C)
+  float* shift = scale + c_count;                          // (C)
+  for (int64_t c = 0; c < c_count; ++c) first[c] = x[c * l.inner];
+  parallel_for(chunks.count, run_parallel(l), [&](int64_t chunk) {
+    float* p = partials + chunk * 2 * c_count;
+    chunk_moments(p, p + c_count, x, first, l, chunks.begin(chunk), chunks.end(chunk, l));
+  });
+  // Chunks merged in order (Chan et al.: counts, means and sums of squared deviations),
+  // channels in blocks so the loop across them vectorizes.
+  constexpr int64_t kBlock = 256;
+  for (int64_t c0 = 0; c0 < c_count; c0 += kBlock) {
+    const int64_t width = std::min(kBlock, c_count - c0);
+    double mean_a[kBlock] = {}, m2_a[kBlock] = {};  // (width)
+    double n_a = 0.0;
+    for (int64_t chunk = 0; chunk < chunks.count; ++chunk) {
+      const float* mean_b = partials + chunk * 2 * c_count + c0;  // (width)
+      const float* m2_b = mean_b + c_count;                       // (width)
+      const double n_b = double((chunks.end(chunk, l) - chunks.begin(chunk)) * l.inner), n = n_a + n_b;
+      const double to_b = n_b / n, cross = n_a * n_b / n;
+      for (int64_t k = 0; k < width; ++k) {
+        const double delta = double(mean_b[k]) - mean_a[k];
+        mean_a[k] += delta * to_b;
+        m2_a[k] += double(m2_b[k]) + delta * delta * cross;
+      }
+      n_a = n;
     }
-    normalize_block(out, x, a, l, blk);
+    for (int64_t k = 0; k < width; ++k) {
+      const int64_t c = c0 + k;
+      Moments m = Moments::around(double(first[c]) + mean_a[k]);
+      m.set_variance(m2_a[k] / count, eps);
+      m.store(stats, c);
+      if (var) var[c] = float(m2_a[k] / count);
+      scale[c] = m.rstd * (weight ? weight[c] : 1.0f);
+      shift[c] = bias ? bias[c] : 0.0f;
+    }
   }
+  normalize(out, x, {stats.mean, stats.mean_rest, stats.rstd, scale, shift, nullptr}, l);
 }
 
-void channel_norm_forward(float* out, const float* x, const float* mean, const float* rstd, const float* weight,
-                          const float* bias, const ChannelNormLayout& l) {
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t b = 0; b < block_count(l); ++b) {
-    const Block blk = block_at(l, b);
-    Affine a;
-    for (int64_t k = 0; k < blk.width; ++k) {
-      const int64_t c = blk.c0 + k;
-      a.m[k] = mean[c];
-      a.m_rest[k] = 0.0f;
-      a.scale[k] = rstd[c] * (weight ? weight[c] : 1.0f);
-      a.shift[k] = bias ? bias[c] : 0.0f;
-    }
-    normalize_block(out, x, a, l, blk);
+void channel_norm_forward(float* out, const float* x, const NormStats& stats, const float* weight, const float* bias,
+                          const ChannelNormLayout& l) {
+  const int64_t c_count = l.channels;
+  float* rest = norm_scratch(size_t(3 * c_count));  // (3, C): mean_rest, scale, shift
+  float* scale = rest + c_count;
+  float* shift = scale + c_count;
+  for (int64_t c = 0; c < c_count; ++c) {
+    const Moments m = Moments::load(stats, c);
+    rest[c] = m.mean_rest;
+    scale[c] = m.rstd * (weight ? weight[c] : 1.0f);
+    shift[c] = bias ? bias[c] : 0.0f;
   }
+  normalize(out, x, {stats.mean, rest, stats.rstd, scale, shift, nullptr}, l);
 }
 
 // With xhat = (x - mean) * rstd over the n values of a channel (batch statistics):
 //   dx = weight * rstd * (dy - mean(dy) - xhat * mean(dy * xhat))
 // and the two sums are also dbias and dweight. With fixed statistics dx = weight * rstd * dy.
-// The saved batch mean is the true mean rounded to float; with a mean of 1e4 against a
-// spread of 1e-1 that shifts every xhat by up to 5e-3. Batch xhat sums to 0 per channel,
-// so its mean over the channel (`offset`) is exactly that shift, removed here.
+// One sweep for both sums, one for dx.
 void channel_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                           const float* mean, const float* rstd, const float* weight,
-                           const ChannelNormLayout& l, bool batch_stats) {
+                           const NormStats& stats, const float* weight, const ChannelNormLayout& l,
+                           bool batch_stats) {
+  const int64_t c_count = l.channels;
   const double count = double(l.per_channel());
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t b = 0; b < block_count(l); ++b) {
-    const Block blk = block_at(l, b);
-    const float* m = mean + blk.c0;  // (width)
-    const float* rs = rstd + blk.c0;  // (width)
-    double sum_xhat[kBlock] = {}, sum_dy[kBlock] = {}, sum_dy_xhat[kBlock] = {};  // (width)
-    float offset[kBlock] = {};
-    if (batch_stats) {
-      block_sums(l, blk, sum_xhat, [&](int64_t i, int64_t k) { return (x[i] - m[k]) * rs[k]; });
-      for (int64_t k = 0; k < blk.width; ++k) offset[k] = float(sum_xhat[k] / count);
-    }
-    auto xhat = [&](int64_t i, int64_t k) { return (x[i] - m[k]) * rs[k] - offset[k]; };
-    block_sums(l, blk, sum_dy, [&](int64_t i, int64_t) { return dy[i]; });
-    block_sums(l, blk, sum_dy_xhat, [&](int64_t i, int64_t k) { return double(dy[i]) * double(xhat(i, k)); });
-    float scale[kBlock], mean_dy[kBlock], mean_dy_xhat[kBlock];
-    for (int64_t k = 0; k < blk.width; ++k) {
-      const int64_t c = blk.c0 + k;
-      if (dweight) dweight[c] = float(sum_dy_xhat[k]);
-      if (dbias) dbias[c] = float(sum_dy[k]);
-      scale[k] = (weight ? weight[c] : 1.0f) * rs[k];
-      mean_dy[k] = batch_stats ? float(sum_dy[k] / count) : 0.0f;
-      mean_dy_xhat[k] = batch_stats ? float(sum_dy_xhat[k] / count) : 0.0f;
-    }
-    if (!dx) continue;
-    block_apply(l, blk, [&](int64_t i, int64_t k) {
-      dx[i] = scale[k] * (dy[i] - mean_dy[k] - xhat(i, k) * mean_dy_xhat[k]);
-    });
+  const Chunks chunks(l);
+  // (chunks, 2, C): each chunk's sum(dy) and sum(dy * xhat), then (4, C): mean_rest,
+  // scale, mean(dy), mean(dy * xhat)
+  float* partials = norm_scratch(size_t((chunks.count * 2 + 4) * c_count));
+  float* rest = partials + chunks.count * 2 * c_count;
+  float* scale = rest + c_count;
+  float* mean_dy = scale + c_count;
+  float* mean_dy_xhat = mean_dy + c_count;
+  for (int64_t c = 0; c < c_count; ++c) {
+    const Moments m = Moments::load(stats, c);
+    rest[c] = m.mean_rest;
+    scale[c] = (weight ? weight[c] : 1.0f) * m.rstd;
+    mean_dy[c] = mean_dy_xhat[c] = 0.0f;
   }
+  const NormStats s{stats.mean, rest, stats.rstd};
+  if (batch_stats || dweight || dbias) {
+    parallel_for(chunks.count, run_parallel(l), [&](int64_t chunk) {
+      chunk_grad_sums(partials + chunk * 2 * c_count, dy, x, s, l, chunks.begin(chunk), chunks.end(chunk, l));
+    });
+    constexpr int64_t kBlock = 256;  // channels in blocks, chunks added in order
+    for (int64_t c0 = 0; c0 < c_count; c0 += kBlock) {
+      const int64_t width = std::min(kBlock, c_count - c0);
+      double sum_dy[kBlock] = {}, sum_dy_xhat[kBlock] = {};  // (width)
+      for (int64_t chunk = 0; chunk < chunks.count; ++chunk) {
+        const float* p = partials + chunk * 2 * c_count + c0;
+        for (int64_t k = 0; k < width; ++k) {
+          sum_dy[k] += double(p[k]);
+          sum_dy_xhat[k] += double(p[c_count + k]);
+        }
+      }
+      for (int64_t k = 0; k < width; ++k) {
+        const int64_t c = c0 + k;
+        if (dweight) dweight[c] = float(sum_dy_xhat[k]);
+        if (dbias) dbias[c] = float(sum_dy[k]);
+        if (batch_stats) {
+          mean_dy[c] = float(sum_dy[k] / count);
+          mean_dy_xhat[c] = float(sum_dy_xhat[k] / count);
+        }
+      }
+    }
+  }
+  if (dx) input_grad(dx, dy, x, {stats.mean, rest, stats.rstd, scale, mean_dy, mean_dy_xhat}, l);
 }
 
 }  // namespace minidl::kernels

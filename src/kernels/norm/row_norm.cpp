@@ -1,157 +1,260 @@
 #include "minidl/kernels/norm/row_norm.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <vector>
 
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/norm/lane_sum.hpp"
+#include "minidl/kernels/parallel_for.hpp"
+#include "minidl/kernels/norm/scratch.hpp"
 
 namespace minidl::kernels {
 namespace {
 
-// Calls f(i, a) for every value i of one row and its affine entry a, where a0 is the
-// row's first affine entry. LayerNorm (inner == 1) gets a flat loop the compiler vectorizes.
-template <typename F>
-inline void for_each_value(const RowNormLayout& l, int64_t a0, F f) {
-  if (l.inner == 1) {
-    for (int64_t i = 0; i < l.channels; ++i) f(i, a0 + i);
-    return;
-  }
-  for (int64_t c = 0; c < l.channels; ++c)
-    for (int64_t s = 0; s < l.inner; ++s) f(c * l.inner + s, a0 + c);
-}
-
 bool run_parallel(const RowNormLayout& l) { return l.rows > 1 && l.rows * l.cols() > kParallelElements; }
 
-// Sum over one row of f(i, a) (value index, affine entry), deterministic (lane_sum).
+// Calls f(w, b) with w(at) = at(weight) or 1 and b(at) = at(bias) or 0 (`at`: a load, see
+// lane_sum.hpp): one instantiation per combination, so the loops inside carry no branch
+// per value. weight and bias point at the row's first affine entry.
 template <typename F>
-inline double row_sum(const RowNormLayout& l, int64_t a0, F f) {
-  if (l.inner == 1) return lane_sum(l.channels, [&](int64_t i) { return f(i, a0 + i); });
-  double total = 0.0;
-  for (int64_t c = 0; c < l.channels; ++c)
-    total += lane_sum(l.inner, [&](int64_t s) { return f(c * l.inner + s, a0 + c); });
+inline void with_affine(const float* weight, const float* bias, F f) {
+  auto w = [weight](auto at) { return at(weight); };
+  auto b = [bias](auto at) { return at(bias); };
+  auto one = [](auto) { return 1.0f; };
+  auto zero = [](auto) { return 0.0f; };
+  if (weight && bias) f(w, b);
+  else if (weight) f(w, zero);
+  else if (bias) f(one, b);
+  else f(one, zero);
+}
+
+// Rows go in groups of kGroupRows: each step runs over the group's rows before the next
+// starts, so one row's scalar tail (a division, a square root) overlaps the others' vector
+// work instead of stalling every row: on the lesson's (64, 64) rows of 64 values, that
+// tail was most of the time.
+constexpr int64_t kGroupRows = 8;
+
+// Mean (0 when uncentered) and rstd of each of the `count` rows from xr, two passes (never
+// E[x^2] - E[x]^2). The first sums x - x[0]: exact for values near each other, so a mean
+// of 1e4 against a spread of 1e-1 keeps its digits in float sums.
+void group_moments(Moments* m, const float* x, int64_t count, const RowNormLayout& l, double eps) {
+  const int64_t n = l.cols();
+  double value[kGroupRows] = {};  // (count) the exact mean, then the variance
+  if (l.centered && n > 0) {
+    for (int64_t k = 0; k < count; ++k) {
+      const float* xr = x + k * n;
+      const float shift = xr[0];
+      value[k] = double(shift) + lane_sum(n, [&](auto at) { return at(xr) - shift; }) / double(n);
+    }
+    for (int64_t k = 0; k < count; ++k) m[k] = Moments::around(value[k]);
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    const float* xr = x + k * n;
+    const float mean = m[k].mean, rest = m[k].mean_rest;
+    value[k] = lane_sum(n, [&](auto at) {
+                 const auto d = (at(xr) - mean) - rest;
+                 return d * d;
+               }) / double(n);
+  }
+  for (int64_t k = 0; k < count; ++k) m[k].set_variance(value[k], eps);
+}
+
+// yr = ((x - mean) - mean_rest) * rstd * weight + bias for one row; weight and bias (or
+// null) at the row's first affine entry.
+void normalize_row(float* yr, const float* xr, Moments m, const float* weight, const float* bias,
+                   const RowNormLayout& l) {
+  const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
+  with_affine(weight, bias, [&](auto w, auto b) {
+    if (l.inner == 1) {  // LayerNorm, RMSNorm: one flat loop
+      for (int64_t i = 0; i < l.channels; ++i) yr[i] = ((xr[i] - mean) - rest) * rs * w(ScalarAt{i}) + b(ScalarAt{i});
+      return;
+    }
+    for (int64_t c = 0; c < l.channels; ++c) {
+      const float wc = w(ScalarAt{c}), bc = b(ScalarAt{c});
+      const float* xc = xr + c * l.inner;
+      float* yc = yr + c * l.inner;
+      for (int64_t s = 0; s < l.inner; ++s) yc[s] = ((xc[s] - mean) - rest) * rs * wc + bc;
+    }
+  });
+}
+
+// Rows go in chunks of kChunkItems batch items (`groups` rows each); a chunk sums its own
+// weight and bias gradients, then the chunks are added in order: the same bits whatever
+// the thread count, and no second sweep of x and dy for the parameter gradients. The
+// partial sums are double: in float (32 terms each) they moved the lesson's LayerNorm run
+// from PyTorch's by 2e-4 at step 20, against 2e-5 in double.
+constexpr int64_t kChunkItems = 32;
+
+// The backward, with xhat = (x - mean) * rstd and g = dy * weight over a row's n values:
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (uncentered: no mean(g) term)
+// and dweight += dy * xhat, dbias += dy (into the chunk's partials).
+
+// sum(g) and sum(g * xhat) of one row. GroupNorm (inner > 1) also adds each channel's
+// sum(dy * xhat) and sum(dy) to dw and db (null: not wanted). weight, dw and db point at
+// the row's first affine entry.
+struct RowSums {
+  double g = 0.0, gx = 0.0;
+};
+RowSums row_sums(double* dw, double* db, const float* dyr, const float* xr, Moments m, const float* weight,
+                 const RowNormLayout& l) {
+  const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
+  RowSums total;
+  with_affine(weight, nullptr, [&](auto w, auto) {
+    if (l.inner == 1) {  // LayerNorm, RMSNorm
+      LaneSums<2> sums;
+      sums.add(l.channels, [&](auto at, auto* v) {
+        const auto g = at(dyr) * w(at);
+        v[0] = g;
+        v[1] = g * (((at(xr) - mean) - rest) * rs);
+      });
+      total = {sums.total(0), sums.total(1)};
+      return;
+    }
+    // GroupNorm: per channel, sum(dy) and sum(dy * xhat) are the parameter gradients'
+    // terms, and weighted by the channel's weight they make the row's two sums.
+    for (int64_t c = 0; c < l.channels; ++c) {
+      const float* xc = xr + c * l.inner;
+      const float* dyc = dyr + c * l.inner;
+      LaneSums<2> sums;
+      sums.add(l.inner, [&](auto at, auto* v) {
+        v[0] = at(dyc);
+        v[1] = at(dyc) * (((at(xc) - mean) - rest) * rs);
+      });
+      const double sum_dy = sums.total(0), sum_dy_xhat = sums.total(1);
+      total.g += double(w(ScalarAt{c})) * sum_dy;
+      total.gx += double(w(ScalarAt{c})) * sum_dy_xhat;
+      if (dw) {
+        dw[c] += sum_dy_xhat;
+        db[c] += sum_dy;
+      }
+    }
+  });
   return total;
 }
 
-// Mean (0 when uncentered) and 1 / sqrt(var + eps) of one row: two passes in double, so
-// a large mean against a small spread loses nothing (never E[x^2] - E[x]^2).
-void row_moments(const float* xr, int64_t n, bool centered, double eps, double& mean, float& rstd) {
-  const double m = centered ? lane_sum(n, [&](int64_t i) { return xr[i]; }) / double(n) : 0.0;
-  const double squares = lane_sum(n, [&](int64_t i) {
-    const double d = double(xr[i]) - m;
-    return d * d;
+// dx of one row (when dxr is not null) from mean(g) and mean(g * xhat); LayerNorm and
+// RMSNorm (inner == 1) also add dy * xhat and dy to dw and db (when not null).
+void row_dx(float* dxr, double* dw, double* db, const float* dyr, const float* xr, Moments m, float mean_g,
+            float mean_gx, const float* weight, const RowNormLayout& l) {
+  const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
+  with_affine(weight, nullptr, [&](auto w, auto) {
+    if (l.inner == 1) {
+      if (dxr && dw) {  // one sweep; omp simd: the compiler cannot see that the three outputs never overlap
+#pragma omp simd
+        for (int64_t i = 0; i < l.channels; ++i) {
+          const float xhat = ((xr[i] - mean) - rest) * rs;
+          dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - xhat * mean_gx);
+          dw[i] += double(dyr[i] * xhat);
+          db[i] += double(dyr[i]);
+        }
+        return;
+      }
+      if (dxr)
+        for (int64_t i = 0; i < l.channels; ++i)
+          dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - ((xr[i] - mean) - rest) * rs * mean_gx);
+      if (dw)
+        for (int64_t i = 0; i < l.channels; ++i) {
+          dw[i] += double(dyr[i] * (((xr[i] - mean) - rest) * rs));
+          db[i] += double(dyr[i]);
+        }
+      return;
+    }
+    if (!dxr) return;
+    for (int64_t c = 0; c < l.channels; ++c) {
+      const float wc = w(ScalarAt{c});
+      const float* xc = xr + c * l.inner;
+      const float* dyc = dyr + c * l.inner;
+      float* dxc = dxr + c * l.inner;
+      for (int64_t s = 0; s < l.inner; ++s)
+        dxc[s] = rs * (dyc[s] * wc - mean_g - ((xc[s] - mean) - rest) * rs * mean_gx);
+    }
   });
-  mean = m;
-  rstd = float(1.0 / std::sqrt(squares / double(n) + eps));
 }
 
-// dweight[a] = sum of dy * xhat and dbias[a] = sum of dy over the rows and positions that
-// use entry a. Parallel over chunks of entries; each chunk sweeps the rows in order (memory
-// order, which the prefetcher follows) and sums every entry in row order: the same bits
-// whatever the thread count.
-void affine_backward(float* dweight, float* dbias, const float* dy, const float* x, const float* mean,
-                     const float* rstd, const float* offset, const RowNormLayout& l) {
-  constexpr int64_t kChunk = 512;
-  const int64_t entries = l.groups * l.channels;
-  const int64_t chunks = (entries + kChunk - 1) / kChunk;
-  const int64_t cols = l.cols();
-#pragma omp parallel for if (run_parallel(l) && chunks > 1) schedule(static)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const int64_t e0 = chunk * kChunk, e1 = std::min(entries, e0 + kChunk);
-    double dw[kChunk] = {}, db[kChunk] = {};  // (e1 - e0)
-    for (int64_t r = 0; r < l.rows; ++r) {
-      const int64_t a0 = (r % l.groups) * l.channels;  // the row's entries: a0 .. a0 + channels - 1
-      const int64_t lo = std::max(a0, e0), hi = std::min(a0 + l.channels, e1);
-      if (lo >= hi) continue;
-      const float* xr = x + r * cols + (lo - a0) * l.inner;
-      const float* dyr = dy + r * cols + (lo - a0) * l.inner;
-      const float m = l.centered ? mean[r] : 0.0f;
-      const float rs = rstd[r], off = l.centered ? offset[r] : 0.0f;
-      double* dwr = dw + (lo - e0);
-      double* dbr = db + (lo - e0);
-      if (l.inner == 1) {  // LayerNorm, RMSNorm: a flat loop the compiler vectorizes
-        for (int64_t c = 0; c < hi - lo; ++c) {
-          dwr[c] += double(dyr[c]) * double((xr[c] - m) * rs - off);
-          dbr[c] += double(dyr[c]);
-        }
-        continue;
-      }
-      for (int64_t c = 0; c < hi - lo; ++c) {
-        const float* xc = xr + c * l.inner;
-        const float* dyc = dyr + c * l.inner;
-        dwr[c] += lane_sum(l.inner, [&](int64_t s) { return double(dyc[s]) * double((xc[s] - m) * rs - off); });
-        dbr[c] += lane_sum(l.inner, [&](int64_t s) { return dyc[s]; });
+// The backward of `count` rows from r0 (a group): sums first, then dx.
+void backward_group(float* dx, double* dw, double* db, const float* dy, const float* x, const NormStats& stats,
+                    const float* weight, const RowNormLayout& l, int64_t r0, int64_t count) {
+  const int64_t n = l.cols();
+  Moments m[kGroupRows];
+  float mean_g[kGroupRows] = {}, mean_gx[kGroupRows] = {};  // (count)
+  auto affine_at = [&](auto* p, int64_t r) { return p ? p + (r % l.groups) * l.channels : nullptr; };
+  for (int64_t k = 0; k < count; ++k) m[k] = Moments::load(stats, r0 + k);
+  if (dx || l.inner > 1) {
+    RowSums sums[kGroupRows];
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t r = r0 + k;
+      sums[k] = row_sums(l.inner > 1 ? affine_at(dw, r) : nullptr, l.inner > 1 ? affine_at(db, r) : nullptr,
+                         dy + r * n, x + r * n, m[k], affine_at(weight, r), l);
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      mean_g[k] = l.centered ? float(sums[k].g / double(n)) : 0.0f;
+      mean_gx[k] = float(sums[k].gx / double(n));
+    }
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t r = r0 + k;
+    row_dx(dx ? dx + r * n : nullptr, l.inner == 1 ? affine_at(dw, r) : nullptr,
+           l.inner == 1 ? affine_at(db, r) : nullptr, dy + r * n, x + r * n, m[k], mean_g[k], mean_gx[k],
+           affine_at(weight, r), l);
+  }
+}
+
+// dweight and dbias (entries) from the chunks' partials (chunks, 2, entries), chunks
+// added in order in double.
+void sum_partials(float* dweight, float* dbias, const double* partials, int64_t chunks, int64_t entries) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t e0 = 0; e0 < entries; e0 += kBlock) {
+    const int64_t width = std::min(kBlock, entries - e0);
+    double dw[kBlock] = {}, db[kBlock] = {};  // (width)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const double* pw = partials + chunk * 2 * entries + e0;
+      const double* pb = pw + entries;
+      for (int64_t k = 0; k < width; ++k) {
+        dw[k] += pw[k];
+        db[k] += pb[k];
       }
     }
-    for (int64_t e = e0; e < e1; ++e) {
-      if (dweight) dweight[e] = float(dw[e - e0]);
-      if (dbias) dbias[e] = float(db[e - e0]);
+    for (int64_t k = 0; k < width; ++k) {
+      if (dweight) dweight[e0 + k] = float(dw[k]);
+      if (dbias) dbias[e0 + k] = float(db[k]);
     }
   }
 }
 
 }  // namespace
 
-void row_norm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
-                      const float* bias, const RowNormLayout& l, double eps) {
+void row_norm_forward(float* out, const NormStats& stats, const float* x, const float* weight, const float* bias,
+                      const RowNormLayout& l, double eps) {
   const int64_t cols = l.cols();
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
-  for (int64_t r = 0; r < l.rows; ++r) {
-    const float* xr = x + r * cols;  // (cols)
-    float* yr = out + r * cols;      // (cols)
-    double m;
-    float rs;
-    row_moments(xr, cols, l.centered, eps, m, rs);
-    // x - m as (x - float(m)) - (m - float(m)): the first difference is exact for x near
-    // m, so a mean of 1e4 against a spread of 1e-1 loses nothing to float's rounding of m.
-    const float m_float = float(m), m_rest = float(m - double(m_float));
-    if (mean) mean[r] = m_float;
-    if (rstd) rstd[r] = rs;
-    for_each_value(l, (r % l.groups) * l.channels, [&](int64_t i, int64_t a) {
-      const float w = weight ? weight[a] : 1.0f;
-      const float b = bias ? bias[a] : 0.0f;
-      yr[i] = ((xr[i] - m_float) - m_rest) * rs * w + b;
-    });
-  }
+  const int64_t groups = (l.rows + kGroupRows - 1) / kGroupRows;
+  parallel_for(groups, run_parallel(l), [&](int64_t group) {
+    const int64_t r0 = group * kGroupRows, count = std::min(kGroupRows, l.rows - r0);
+    Moments m[kGroupRows];
+    group_moments(m, x + r0 * cols, count, l, eps);
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t r = r0 + k;
+      m[k].store(stats, r);
+      const int64_t a0 = (r % l.groups) * l.channels;  // the row's first affine entry
+      normalize_row(out + r * cols, x + r * cols, m[k], weight ? weight + a0 : nullptr, bias ? bias + a0 : nullptr, l);
+    }
+  });
 }
 
-// With xhat = (x - mean) * rstd and dxhat = dy * weight, per row of n values:
-//   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-// (uncentered: no mean(dxhat) term). Two reductions, then one pass.
-// The saved mean is the true mean rounded to float; with a mean of 1e4 against a spread
-// of 1e-1 that rounding shifts every (x - mean) * rstd by up to 5e-3. A centered row's
-// xhat sums to 0, so its mean over the row (`offset`) is exactly that shift, removed here.
 void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                       const float* mean, const float* rstd, const float* weight, const RowNormLayout& l) {
-  const int64_t cols = l.cols();
-  std::vector<float> offset(size_t(l.centered ? l.rows : 0));  // (rows)
-#pragma omp parallel for if (run_parallel(l) && l.centered) schedule(static)
-  for (int64_t r = 0; r < (l.centered ? l.rows : 0); ++r) {
-    const float* xr = x + r * cols;
-    const float m = mean[r], rs = rstd[r];
-    offset[size_t(r)] = float(lane_sum(cols, [&](int64_t i) { return (xr[i] - m) * rs; }) / double(cols));
-  }
-  if (dx) {
-#pragma omp parallel for if (run_parallel(l)) schedule(static)
-    for (int64_t r = 0; r < l.rows; ++r) {
-      const float* xr = x + r * cols;    // (cols)
-      const float* dyr = dy + r * cols;  // (cols)
-      float* dxr = dx + r * cols;        // (cols)
-      const float m = l.centered ? mean[r] : 0.0f;
-      const float rs = rstd[r], off = l.centered ? offset[size_t(r)] : 0.0f;
-      const int64_t a0 = (r % l.groups) * l.channels;
-      auto dxhat = [&](int64_t i, int64_t a) { return dyr[i] * (weight ? weight[a] : 1.0f); };
-      const double sum_g = l.centered ? row_sum(l, a0, dxhat) : 0.0;
-      const double sum_gx =
-          row_sum(l, a0, [&](int64_t i, int64_t a) { return double(dxhat(i, a)) * double((xr[i] - m) * rs - off); });
-      const float mean_g = float(sum_g / double(cols));
-      const float mean_gx = float(sum_gx / double(cols));
-      for_each_value(l, a0,
-                     [&](int64_t i, int64_t a) { dxr[i] = rs * (dxhat(i, a) - mean_g - ((xr[i] - m) * rs - off) * mean_gx); });
-    }
-  }
-  if (dweight || dbias) affine_backward(dweight, dbias, dy, x, mean, rstd, offset.data(), l);
+                       const NormStats& stats, const float* weight, const RowNormLayout& l) {
+  const int64_t entries = l.groups * l.channels;
+  const int64_t chunk_rows = kChunkItems * l.groups;
+  const int64_t chunks = (l.rows + chunk_rows - 1) / chunk_rows;
+  const bool affine = dweight || dbias;
+  double* partials = affine ? norm_scratch<double>(size_t(chunks * 2 * entries)) : nullptr;  // (chunks, 2, entries)
+  parallel_for(chunks, run_parallel(l), [&](int64_t chunk) {
+    double* dw = affine ? partials + chunk * 2 * entries : nullptr;  // (entries)
+    double* db = affine ? dw + entries : nullptr;                    // (entries)
+    if (affine) std::fill(dw, dw + 2 * entries, 0.0);
+    const int64_t r1 = std::min(l.rows, (chunk + 1) * chunk_rows);
+    for (int64_t r0 = chunk * chunk_rows; r0 < r1; r0 += kGroupRows)
+      backward_group(dx, dw, db, dy, x, stats, weight, l, r0, std::min(kGroupRows, r1 - r0));
+  });
+  if (affine) sum_partials(dweight, dbias, partials, chunks, entries);
 }
 
 }  // namespace minidl::kernels

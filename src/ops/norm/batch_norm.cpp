@@ -20,14 +20,14 @@ kernels::ChannelNormLayout channel_layout(const Tensor& x) {
 
 // running = (1 - momentum) running + momentum batch, running_var with the unbiased
 // variance (the batch itself is normalized with the biased one).
-void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const Tensor& mean,
+void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const float* mean,
                           const Tensor& var, int64_t count, double momentum) {
   Tensor rm_handle = running_mean, rv_handle = running_var;  // updated in place, no graph
   float* rm = rm_handle.data();
   float* rv = rv_handle.data();
   const double unbias = double(count) / double(count - 1);
-  for (int64_t c = 0; c < mean.numel(); ++c) {
-    rm[c] = float((1.0 - momentum) * rm[c] + momentum * mean.data()[c]);
+  for (int64_t c = 0; c < var.numel(); ++c) {
+    rm[c] = float((1.0 - momentum) * rm[c] + momentum * mean[c]);
     rv[c] = float((1.0 - momentum) * rv[c] + momentum * var.data()[c] * unbias);
   }
 }
@@ -49,19 +49,23 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (!training && !running_mean.defined())
     throw Error("batch_norm: running_mean and running_var are required when not training");
 
-  Tensor mean = Tensor::empty(channels), rstd = Tensor::empty(channels);  // (C) each
+  // (3, C): mean, mean_rest, rstd; the forward's statistics, saved for the backward
+  Tensor saved_stats = Tensor::empty({3, layout.channels});
+  const kernels::NormStats stats = detail::stats_rows(saved_stats, true, layout.channels);
   Tensor out = Tensor::empty(x.shape());
   if (training) {
     Tensor var = detail::empty_if(running_mean.defined(), channels);  // (C) biased
-    kernels::channel_norm_forward_train(out.data(), mean.data(), rstd.data(), detail::data_or_null(var), x.data(),
+    kernels::channel_norm_forward_train(out.data(), stats, detail::data_or_null(var), x.data(),
                                         detail::data_or_null(weight), detail::data_or_null(bias), layout, eps);
     if (running_mean.defined())
-      update_running_stats(running_mean, running_var, mean, var, layout.per_channel(), momentum);
+      update_running_stats(running_mean, running_var, stats.mean, var, layout.per_channel(), momentum);
   } else {  // copies: the running statistics may move before this graph's backward runs
-    mean.copy_(running_mean);
-    for (int64_t c = 0; c < layout.channels; ++c)
-      rstd.data()[c] = float(1.0 / std::sqrt(double(running_var.data()[c]) + eps));
-    kernels::channel_norm_forward(out.data(), x.data(), mean.data(), rstd.data(), detail::data_or_null(weight),
+    for (int64_t c = 0; c < layout.channels; ++c) {
+      stats.mean[c] = running_mean.data()[c];
+      stats.mean_rest[c] = 0.0f;
+      stats.rstd[c] = float(1.0 / std::sqrt(double(running_var.data()[c]) + eps));
+    }
+    kernels::channel_norm_forward(out.data(), x.data(), stats, detail::data_or_null(weight),
                                   detail::data_or_null(bias), layout);
   }
 
@@ -74,9 +78,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   Tensor dx = detail::empty_if(want_x, shape);
                   Tensor dw = detail::empty_if(want_w, channels);
                   Tensor db = detail::empty_if(want_b, channels);
+                  Tensor stats_handle = saved_stats;  // read only
                   kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw),
-                                                 detail::data_or_null(db), g.data(), saved_x.data(), mean.data(),
-                                                 rstd.data(), detail::data_or_null(saved_w), layout, training);
+                                                 detail::data_or_null(db), g.data(), saved_x.data(),
+                                                 detail::stats_rows(stats_handle, true, layout.channels),
+                                                 detail::data_or_null(saved_w), layout, training);
                   return {dx, dw, db};
                 });
 }

@@ -7,6 +7,12 @@
 
 namespace minidl::detail {
 
+kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count) {
+  float* p = stats.data();
+  if (!centered) return {.rstd = p};
+  return {.mean = p, .mean_rest = p + count, .rstd = p + 2 * count};
+}
+
 kernels::RowNormLayout trailing_layout(const Tensor& x, const Shape& normalized_shape) {
   if (normalized_shape.empty())
     throw Error("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
@@ -34,14 +40,13 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
   Tensor out = Tensor::empty(x.shape());
   const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});
   if (!want_x && !want_w && !want_b) {  // inference: nothing saved
-    kernels::row_norm_forward(out.data(), nullptr, nullptr, x.data(), data_or_null(weight), data_or_null(bias),
-                              layout, eps);
+    kernels::row_norm_forward(out.data(), {}, x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
     return out;
   }
-  Tensor mean = empty_if(layout.centered, {layout.rows});  // (rows)
-  Tensor rstd = Tensor::empty({layout.rows});               // (rows)
-  kernels::row_norm_forward(out.data(), data_or_null(mean), rstd.data(), x.data(), data_or_null(weight),
-                            data_or_null(bias), layout, eps);
+  // (3, rows): mean, mean_rest, rstd; RMSNorm (1, rows): rstd
+  Tensor saved_stats = Tensor::empty({layout.centered ? 3 : 1, layout.rows});
+  const kernels::NormStats stats = stats_rows(saved_stats, layout.centered, layout.rows);
+  kernels::row_norm_forward(out.data(), stats, x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
   Tensor saved_x = x.detach();
   Tensor saved_w = weight.defined() ? weight.detach() : Tensor();
   const Shape affine_shape = weight.defined() ? weight.shape() : bias.defined() ? bias.shape() : Shape{};
@@ -50,8 +55,9 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
                   Tensor dx = empty_if(want_x, shape);
                   Tensor dw = empty_if(want_w, affine_shape);
                   Tensor db = empty_if(want_b, affine_shape);
+                  Tensor stats_handle = saved_stats;  // read only
                   kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(),
-                                             saved_x.data(), data_or_null(mean), rstd.data(),
+                                             saved_x.data(), stats_rows(stats_handle, layout.centered, layout.rows),
                                              data_or_null(saved_w), layout);
                   return {dx, dw, db};
                 });

@@ -15,6 +15,9 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
 /// numel(normalized_shape) values. Throws unless x ends with normalized_shape.
 kernels::RowNormLayout trailing_layout(const Tensor& x, const Shape& normalized_shape);
 
+/// The rows of stats (3, count) as mean, mean_rest and rstd; uncentered (1, count): rstd.
+kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count);
+
 /// Throws unless t is undefined or has the given shape; `what` names t and the reason.
 void check_affine(const char* op, const char* what, const Tensor& t, const Shape& shape, const Tensor& x);
 

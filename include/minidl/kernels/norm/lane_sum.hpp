@@ -1,21 +1,106 @@
 #pragma once
-// A deterministic, vectorizable sum for the norm kernels.
+// Deterministic, vectorized sums for the norm kernels: float arithmetic in 8-float
+// vectors (one AVX register) where the work is, double only where short float sums meet.
 #include <cstdint>
+#include <cstring>
 
 namespace minidl::kernels {
 
-/// Sum of f(i) for i in [0, n), in double, over 8 interleaved accumulators combined in a
-/// fixed order: one dependency chain per lane instead of one for the whole sum (so the
-/// compiler can vectorize it), and the same bits on every run and thread count.
+/// 8 floats in one register (GCC/Clang vector extension: +, -, * work lane by lane and
+/// broadcast a float operand).
+using Floats8 = float __attribute__((vector_size(32)));
+
+/// Loads for the sums' element functions: `at(p)` is p[i .. i + 7] as Floats8 ...
+struct VectorAt {
+  int64_t i;
+  Floats8 operator()(const float* p) const {
+    Floats8 v;
+    std::memcpy(&v, p + i, sizeof v);
+    return v;
+  }
+};
+/// ... or p[i] alone, for the last values of a run.
+struct ScalarAt {
+  int64_t i;
+  float operator()(const float* p) const { return p[i]; }
+};
+
+/// The 8 lanes of v added in a fixed order.
+inline float lane_total(Floats8 v) {
+  return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+}
+
+/// Values one float accumulator lane takes before it is added into its double total: a
+/// float sum of at most this many terms stays within about 1e-6 of exact.
+constexpr int64_t kLaneRun = 64;
+
+/// K running sums fed in runs. add(n, f) adds, for i in [0, n), the K values that
+/// f(at, v) writes to v[0..K), where `at` loads the element(s) at i (f is written once for
+/// both: `[&](auto at, auto* v) { v[0] = at(x) - shift; }`). Values go to 16 lanes (two
+/// registers, so consecutive adds do not wait on each other) and a scalar tail; lanes are
+/// flushed into double totals every kLaneRun values. The order of every addition depends
+/// only on the run lengths: the same bits every time, whatever the thread count.
+template <int K>
+class LaneSums {
+ public:
+  template <typename F>
+  void add(int64_t n, F f) {
+    for (int64_t start = 0; start < n; start += 16 * kLaneRun) {
+      const int64_t end = n - start < 16 * kLaneRun ? n : start + 16 * kLaneRun;
+      int64_t i = start;
+      for (; i + 16 <= end; i += 16) {
+        Floats8 a[K], b[K];
+        f(VectorAt{i}, a);
+        f(VectorAt{i + 8}, b);
+        for (int j = 0; j < K; ++j) {
+          low_[j] += a[j];
+          high_[j] += b[j];
+        }
+      }
+      if (i + 8 <= end) {
+        Floats8 a[K];
+        f(VectorAt{i}, a);
+        for (int j = 0; j < K; ++j) low_[j] += a[j];
+        i += 8;
+      }
+      for (; i < end; ++i) {
+        float a[K];
+        f(ScalarAt{i}, a);
+        for (int j = 0; j < K; ++j) tail_[j] += a[j];
+      }
+      steps_ += (end - start + 15) / 16;
+      if (steps_ >= kLaneRun) flush();
+    }
+  }
+
+  /// Sum j of everything added so far.
+  double total(int j) {
+    if (steps_ > 0) flush();
+    return totals_[j];
+  }
+
+ private:
+  void flush() {
+    for (int j = 0; j < K; ++j) {
+      totals_[j] += double(lane_total(low_[j] + high_[j]) + tail_[j]);
+      low_[j] = high_[j] = Floats8{};
+      tail_[j] = 0.0f;
+    }
+    steps_ = 0;
+  }
+
+  Floats8 low_[K] = {}, high_[K] = {};
+  float tail_[K] = {};
+  double totals_[K] = {};
+  int64_t steps_ = 0;  // values per lane since the last flush
+};
+
+/// The sum over i in [0, n) of the value f(at) returns (see LaneSums).
 template <typename F>
 inline double lane_sum(int64_t n, F f) {
-  constexpr int64_t kLanes = 8;
-  double acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) acc[k] += double(f(i + k));
-  for (int64_t k = 0; i < n; ++i, ++k) acc[k] += double(f(i));
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  LaneSums<1> sums;
+  sums.add(n, [&](auto at, auto* v) { v[0] = f(at); });
+  return sums.total(0);
 }
 
 }  // namespace minidl::kernels

@@ -8,6 +8,8 @@
 // LayerNorm's per-column weight are the same loop.
 #include <cstdint>
 
+#include "minidl/kernels/norm/norm_stats.hpp"
+
 namespace minidl::kernels {
 
 struct RowNormLayout {
@@ -20,16 +22,16 @@ struct RowNormLayout {
 };
 
 /// out = (x - mean) * rstd * weight + bias per row, rstd = 1 / sqrt(var + eps) with the
-/// biased variance (two passes in double). RMSNorm: out = x * rstd * weight with
-/// rstd = 1 / sqrt(mean(x^2) + eps). mean (rows) and rstd (rows) are written when not
-/// null (the backward needs them); weight and bias (groups * channels) may be null.
-void row_norm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
-                      const float* bias, const RowNormLayout& layout, double eps);
+/// biased variance (two passes: never E[x^2] - E[x]^2). RMSNorm: out = x * rstd * weight
+/// with rstd = 1 / sqrt(mean(x^2) + eps). Writes the stats the backward needs where
+/// their pointers are not null; weight and bias (groups * channels) may be null.
+void row_norm_forward(float* out, const NormStats& stats, const float* x, const float* weight, const float* bias,
+                      const RowNormLayout& layout, double eps);
 
-/// Gradients of row_norm_forward. Each of dx (rows, cols), dweight and dbias
-/// (groups * channels) is written (not accumulated) when not null. mean may be null
-/// only for an uncentered layout; weight may be null (taken as 1).
+/// Gradients of row_norm_forward from its saved stats (mean and mean_rest only when
+/// centered). Each of dx (rows, cols), dweight and dbias (groups * channels) is written
+/// (not accumulated) when not null; weight may be null (taken as 1).
 void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                       const float* mean, const float* rstd, const float* weight, const RowNormLayout& layout);
+                       const NormStats& stats, const float* weight, const RowNormLayout& layout);
 
 }  // namespace minidl::kernels
