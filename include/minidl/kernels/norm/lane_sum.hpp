@@ -95,12 +95,49 @@ class LaneSums {
   int64_t steps_ = 0;  // values per lane since the last flush
 };
 
+/// sums[j] = the sum over i in [0, n) of the values f(at, v) writes to v[j], as one run of
+/// LaneSums would add them (the same bits), without its bookkeeping when the run is short
+/// (one flush): a row of the lesson's 64 values pays for little else.
+template <int K, typename F>
+inline void lane_sums(int64_t n, F f, double* sums) {
+  if (n > 16 * kLaneRun) {
+    LaneSums<K> lanes;
+    lanes.add(n, f);
+    for (int j = 0; j < K; ++j) sums[j] = lanes.total(j);
+    return;
+  }
+  Floats8 low[K] = {}, high[K] = {};
+  float tail[K] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    Floats8 a[K], b[K];
+    f(VectorAt{i}, a);
+    f(VectorAt{i + 8}, b);
+    for (int j = 0; j < K; ++j) {
+      low[j] += a[j];
+      high[j] += b[j];
+    }
+  }
+  if (i + 8 <= n) {
+    Floats8 a[K];
+    f(VectorAt{i}, a);
+    for (int j = 0; j < K; ++j) low[j] += a[j];
+    i += 8;
+  }
+  for (; i < n; ++i) {
+    float a[K];
+    f(ScalarAt{i}, a);
+    for (int j = 0; j < K; ++j) tail[j] += a[j];
+  }
+  for (int j = 0; j < K; ++j) sums[j] = 0.0 + double(lane_total(low[j] + high[j]) + tail[j]);
+}
+
 /// The sum over i in [0, n) of the value f(at) returns (see LaneSums).
 template <typename F>
 inline double lane_sum(int64_t n, F f) {
-  LaneSums<1> sums;
-  sums.add(n, [&](auto at, auto* v) { v[0] = f(at); });
-  return sums.total(0);
+  double sum;
+  lane_sums<1>(n, [&](auto at, auto* v) { v[0] = f(at); }, &sum);
+  return sum;
 }
 
 }  // namespace minidl::kernels
