@@ -1,6 +1,8 @@
 #pragma once
 // Deterministic, vectorized sums for the norm kernels: float arithmetic in 8-float
 // vectors (one AVX register) where the work is, double only where short float sums meet.
+// Private to the library, which is compiled for the machine's CPU: its inline functions
+// pass vectors in AVX registers, and code built without AVX must not share them.
 #include <cstdint>
 #include <cstring>
 
