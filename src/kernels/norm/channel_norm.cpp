@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/norm/lane_sum.hpp"
 #include "minidl/kernels/parallel_for.hpp"
-#include "minidl/kernels/norm/scratch.hpp"
+#include "lane_sum.hpp"
+#include "scratch.hpp"
 
 namespace minidl::kernels {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/norm/lane_sum.hpp"
 #include "minidl/kernels/parallel_for.hpp"
-#include "minidl/kernels/norm/scratch.hpp"
+#include "lane_sum.hpp"
+#include "scratch.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -100,13 +100,16 @@ RowSums row_sums(double* dw, double* db, const float* dyr, const float* xr, Mome
   RowSums total;
   with_affine(weight, nullptr, [&](auto w, auto) {
     if (l.inner == 1) {  // LayerNorm, RMSNorm
-      LaneSums<2> sums;
-      sums.add(l.channels, [&](auto at, auto* v) {
-        const auto g = at(dyr) * w(at);
-        v[0] = g;
-        v[1] = g * (((at(xr) - mean) - rest) * rs);
-      });
-      total = {sums.total(0), sums.total(1)};
+      double sums[2];
+      lane_sums<2>(
+          l.channels,
+          [&](auto at, auto* v) {
+            const auto g = at(dyr) * w(at);
+            v[0] = g;
+            v[1] = g * (((at(xr) - mean) - rest) * rs);
+          },
+          sums);
+      total = {sums[0], sums[1]};
       return;
     }
     // GroupNorm: per channel, sum(dy) and sum(dy * xhat) are the parameter gradients'
@@ -114,12 +117,15 @@ RowSums row_sums(double* dw, double* db, const float* dyr, const float* xr, Mome
     for (int64_t c = 0; c < l.channels; ++c) {
       const float* xc = xr + c * l.inner;
       const float* dyc = dyr + c * l.inner;
-      LaneSums<2> sums;
-      sums.add(l.inner, [&](auto at, auto* v) {
-        v[0] = at(dyc);
-        v[1] = at(dyc) * (((at(xc) - mean) - rest) * rs);
-      });
-      const double sum_dy = sums.total(0), sum_dy_xhat = sums.total(1);
+      double sums[2];
+      lane_sums<2>(
+          l.inner,
+          [&](auto at, auto* v) {
+            v[0] = at(dyc);
+            v[1] = at(dyc) * (((at(xc) - mean) - rest) * rs);
+          },
+          sums);
+      const double sum_dy = sums[0], sum_dy_xhat = sums[1];
       total.g += double(w(ScalarAt{c})) * sum_dy;
       total.gx += double(w(ScalarAt{c})) * sum_dy_xhat;
       if (dw) {

@@ -1,6 +1,8 @@
 #pragma once
 // Deterministic, vectorized sums for the norm kernels: float arithmetic in 8-float
 // vectors (one AVX register) where the work is, double only where short float sums meet.
+// Private to the library, which is compiled for the machine's CPU: its inline functions
+// pass vectors in AVX registers, and code built without AVX must not share them.
 #include <cstdint>
 #include <cstring>
 
@@ -34,11 +36,38 @@ inline float lane_total(Floats8 v) {
 /// float sum of at most this many terms stays within about 1e-6 of exact.
 constexpr int64_t kLaneRun = 64;
 
+/// Adds the K values f(at, v) writes for i in [start, end) into lanes: the 8-value vectors
+/// alternately to low and high (two registers, so consecutive adds do not wait on each
+/// other), the values left over to tail.
+template <int K, typename F>
+inline void add_to_lanes(int64_t start, int64_t end, F f, Floats8* low, Floats8* high, float* tail) {
+  int64_t i = start;
+  for (; i + 16 <= end; i += 16) {
+    Floats8 a[K], b[K];
+    f(VectorAt{i}, a);
+    f(VectorAt{i + 8}, b);
+    for (int j = 0; j < K; ++j) {
+      low[j] += a[j];
+      high[j] += b[j];
+    }
+  }
+  if (i + 8 <= end) {
+    Floats8 a[K];
+    f(VectorAt{i}, a);
+    for (int j = 0; j < K; ++j) low[j] += a[j];
+    i += 8;
+  }
+  for (; i < end; ++i) {
+    float a[K];
+    f(ScalarAt{i}, a);
+    for (int j = 0; j < K; ++j) tail[j] += a[j];
+  }
+}
+
 /// K running sums fed in runs. add(n, f) adds, for i in [0, n), the K values that
 /// f(at, v) writes to v[0..K), where `at` loads the element(s) at i (f is written once for
-/// both: `[&](auto at, auto* v) { v[0] = at(x) - shift; }`). Values go to 16 lanes (two
-/// registers, so consecutive adds do not wait on each other) and a scalar tail; lanes are
-/// flushed into double totals every kLaneRun values. The order of every addition depends
+/// both: `[&](auto at, auto* v) { v[0] = at(x) - shift; }`). Values go to 16 float lanes
+/// and a scalar tail (add_to_lanes), flushed into double totals every kLaneRun values. The order of every addition depends
 /// only on the run lengths: the same bits every time, whatever the thread count.
 template <int K>
 class LaneSums {
@@ -47,27 +76,7 @@ class LaneSums {
   void add(int64_t n, F f) {
     for (int64_t start = 0; start < n; start += 16 * kLaneRun) {
       const int64_t end = n - start < 16 * kLaneRun ? n : start + 16 * kLaneRun;
-      int64_t i = start;
-      for (; i + 16 <= end; i += 16) {
-        Floats8 a[K], b[K];
-        f(VectorAt{i}, a);
-        f(VectorAt{i + 8}, b);
-        for (int j = 0; j < K; ++j) {
-          low_[j] += a[j];
-          high_[j] += b[j];
-        }
-      }
-      if (i + 8 <= end) {
-        Floats8 a[K];
-        f(VectorAt{i}, a);
-        for (int j = 0; j < K; ++j) low_[j] += a[j];
-        i += 8;
-      }
-      for (; i < end; ++i) {
-        float a[K];
-        f(ScalarAt{i}, a);
-        for (int j = 0; j < K; ++j) tail_[j] += a[j];
-      }
+      add_to_lanes<K>(start, end, f, low_, high_, tail_);
       steps_ += (end - start + 15) / 16;
       if (steps_ >= kLaneRun) flush();
     }
@@ -95,12 +104,29 @@ class LaneSums {
   int64_t steps_ = 0;  // values per lane since the last flush
 };
 
+/// sums[j] = the sum over i in [0, n) of the values f(at, v) writes to v[j], as one run of
+/// LaneSums would add them (the same bits), without its bookkeeping when the run is short
+/// (one flush): a row of the lesson's 64 values pays for little else.
+template <int K, typename F>
+inline void lane_sums(int64_t n, F f, double* sums) {
+  if (n > 16 * kLaneRun) {
+    LaneSums<K> lanes;
+    lanes.add(n, f);
+    for (int j = 0; j < K; ++j) sums[j] = lanes.total(j);
+    return;
+  }
+  Floats8 low[K] = {}, high[K] = {};
+  float tail[K] = {};
+  add_to_lanes<K>(0, n, f, low, high, tail);
+  for (int j = 0; j < K; ++j) sums[j] = 0.0 + double(lane_total(low[j] + high[j]) + tail[j]);
+}
+
 /// The sum over i in [0, n) of the value f(at) returns (see LaneSums).
 template <typename F>
 inline double lane_sum(int64_t n, F f) {
-  LaneSums<1> sums;
-  sums.add(n, [&](auto at, auto* v) { v[0] = f(at); });
-  return sums.total(0);
+  double sum;
+  lane_sums<1>(n, [&](auto at, auto* v) { v[0] = f(at); }, &sum);
+  return sum;
 }
 
 }  // namespace minidl::kernels
