@@ -30,14 +30,14 @@ Node::~Node() {
   }
 }
 
-bool needs_grad(const std::vector<Tensor>& inputs) {
+bool needs_grad(std::span<const Tensor> inputs) {
   if (!grad_enabled()) return false;
   for (const Tensor& input : inputs)
     if (input.defined() && input.requires_grad()) return true;
   return false;
 }
 
-Tensor record(Tensor out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward) {
+Tensor record(Tensor out, const char* name, std::span<const Tensor> inputs, BackwardFn backward) {
   if (!needs_grad(inputs)) return out;
   auto node = std::make_shared<Node>();
   node->name = name;

@@ -12,23 +12,23 @@ namespace minidl {
 
 // ---- factories ----
 
-Tensor Tensor::empty(const Shape& shape) {
+Tensor Tensor::empty(Shape shape) {
   for (int64_t extent : shape)
     if (extent < 0) throw Error(cat("negative dimension in shape ", minidl::to_string(shape)));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(size_t(minidl::numel(shape)));
-  impl->shape = shape;
+  impl->shape = std::move(shape);
   return Tensor(std::move(impl));
 }
 
-Tensor Tensor::full(const Shape& shape, float value) {
-  Tensor t = empty(shape);
+Tensor Tensor::full(Shape shape, float value) {
+  Tensor t = empty(std::move(shape));
   t.fill_(value);
   return t;
 }
 
-Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.0f); }
-Tensor Tensor::ones(const Shape& shape) { return full(shape, 1.0f); }
+Tensor Tensor::zeros(Shape shape) { return full(std::move(shape), 0.0f); }
+Tensor Tensor::ones(Shape shape) { return full(std::move(shape), 1.0f); }
 Tensor Tensor::scalar(float value) { return full({}, value); }
 
 Tensor Tensor::arange(float start, float end, float step) {

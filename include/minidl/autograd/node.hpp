@@ -2,7 +2,9 @@
 // A recorded op in the define-by-run graph: its inputs and a closure that maps the
 // gradient of its output to gradients of its inputs.
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,9 +36,16 @@ struct Node {
 /// Wraps an op's freshly computed result: when grad mode is on and any input requires
 /// grad, records a Node so backward() can reach the inputs. The closure must never
 /// capture `out` itself (that would be a reference cycle): capture out.detach().
-Tensor record(Tensor out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
+Tensor record(Tensor out, const char* name, std::span<const Tensor> inputs, BackwardFn backward);
+/// The usual call, record(out, "Op", {x, w}, ...): the braced inputs need no vector.
+inline Tensor record(Tensor out, const char* name, std::initializer_list<Tensor> inputs, BackwardFn backward) {
+  return record(std::move(out), name, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(backward));
+}
 
 /// True when any input requires grad and grad mode is on: ops skip saving state otherwise.
-bool needs_grad(const std::vector<Tensor>& inputs);
+bool needs_grad(std::span<const Tensor> inputs);
+inline bool needs_grad(std::initializer_list<Tensor> inputs) {
+  return needs_grad(std::span<const Tensor>(inputs.begin(), inputs.size()));
+}
 
 }  // namespace minidl

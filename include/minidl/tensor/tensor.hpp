@@ -31,10 +31,11 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   // ---- factories ----
-  static Tensor empty(const Shape& shape);  // uninitialised
-  static Tensor zeros(const Shape& shape);
-  static Tensor ones(const Shape& shape);
-  static Tensor full(const Shape& shape, float value);
+  // Shapes by value: a braced shape, {n, c}, moves in instead of being copied again.
+  static Tensor empty(Shape shape);  // uninitialised
+  static Tensor zeros(Shape shape);
+  static Tensor ones(Shape shape);
+  static Tensor full(Shape shape, float value);
   static Tensor scalar(float value);  // rank 0
   /// start, start + step, ... below end (like torch.arange).
   static Tensor arange(float start, float end, float step = 1.0f);
