@@ -106,8 +106,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["lesson", "norm", "process"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (minidl: --threads)")
     parser.add_argument("--data", default=os.path.join(ROOT, "data"))
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     if args.what == "norm":
         bench_norm(args.repeats)
         return

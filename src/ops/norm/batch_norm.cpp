@@ -25,10 +25,11 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
   Tensor rm_handle = running_mean, rv_handle = running_var;  // updated in place, no graph
   float* rm = rm_handle.data();
   float* rv = rv_handle.data();
+  const float* v = var.data();
   const double unbias = double(count) / double(count - 1);
-  for (int64_t c = 0; c < var.numel(); ++c) {
+  for (int64_t c = 0, channels = var.numel(); c < channels; ++c) {  // numel once, not per channel
     rm[c] = float((1.0 - momentum) * rm[c] + momentum * mean[c]);
-    rv[c] = float((1.0 - momentum) * rv[c] + momentum * var.data()[c] * unbias);
+    rv[c] = float((1.0 - momentum) * rv[c] + momentum * v[c] * unbias);
   }
 }
 
