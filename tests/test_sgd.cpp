@@ -220,3 +220,37 @@ TEST_CASE("SGD matches PyTorch's fixtures step for step", "[optim]") {
     }
   }
 }
+
+TEST_CASE("SGD steps a large parameter on several threads with the bits of one thread and of a plain loop", "[sgd]") {
+  // 200,000 values: above kernels::kParallelElements, so the update runs on OpenMP threads.
+  const int64_t n = 200000;
+  Generator gen(5);
+  const Tensor start = Tensor::randn({n}, gen);
+  const Tensor grad = Tensor::randn({n}, gen);
+  const SGDOptions options{.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01, .nesterov = false};
+  auto two_steps = [&](int threads) {
+    set_num_threads(threads);
+    Tensor p = start.clone().detach().requires_grad_();
+    SGD optimizer({p}, options);
+    for (int k = 0; k < 2; ++k) {
+      p.set_grad(grad.clone());
+      optimizer.step();
+    }
+    return p.to_vector();
+  };
+  const int saved_threads = get_num_threads();
+  const std::vector<float> one = two_steps(1), two = two_steps(2);
+  set_num_threads(saved_threads);
+  // The same two steps as plain loops (PyTorch's formulas, float32 coefficients).
+  std::vector<float> w = start.to_vector();
+  std::vector<float> buffer(static_cast<size_t>(n), 0.0f);
+  const float lr = 0.1f, momentum = 0.9f, damp = 0.9f, decay = 0.01f;
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; i < size_t(n); ++i) {
+      const float d = grad.data()[i] + decay * w[i];
+      buffer[i] = k == 0 ? d : momentum * buffer[i] + damp * d;
+      w[i] += -lr * buffer[i];
+    }
+  CHECK(one == two);
+  CHECK(one == w);
+}

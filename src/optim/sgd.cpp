@@ -1,6 +1,8 @@
 #include "minidl/optim/sgd.hpp"
 
 #include "minidl/autograd/grad_mode.hpp"
+#include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::optim {
@@ -51,15 +53,18 @@ void SGD::step() {
     float* w = p.data();
     const float* dw = g.data();
     float* b = use_momentum ? momentum_buffers_[k].data() : nullptr;
-    for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-      float d = options_.maximize ? -dw[i] : dw[i];
+    const bool maximize = options_.maximize, nesterov = options_.nesterov;
+    const int64_t n = p.numel();
+    // Each value on its own: the same bits on any number of threads.
+    kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) {
+      float d = maximize ? -dw[i] : dw[i];
       if (decay != 0.0f) d += decay * w[i];
       if (use_momentum) {
         b[i] = first ? d : momentum * b[i] + damp * d;
-        d = options_.nesterov ? d + momentum * b[i] : b[i];
+        d = nesterov ? d + momentum * b[i] : b[i];
       }
       w[i] += -lr * d;
-    }
+    });
   }
 }
 
