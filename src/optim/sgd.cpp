@@ -1,5 +1,7 @@
 #include "minidl/optim/sgd.hpp"
 
+#include <algorithm>
+
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/parallel_for.hpp"
@@ -16,6 +18,28 @@ void check_options(const SGDOptions& o) {
   if (o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0))
     throw UsageError(cat("SGD: nesterov momentum requires a momentum > 0 and zero dampening, got momentum=",
                          o.momentum, ", dampening=", o.dampening));
+}
+
+// One step's coefficients, float32 as PyTorch's kernels apply their Python-float alphas.
+struct Update {
+  float lr, momentum, damp, decay;
+  bool use_momentum, first, maximize, nesterov;
+};
+
+constexpr int64_t kChunk = 1 << 14;  // values per parallel task
+
+// The update of n values. Its coefficients are plain locals here (not reached through a
+// closure), so the compiler unswitches the branches and vectorizes the loop.
+void update_values(float* w, const float* dw, float* b, int64_t n, Update u) {
+  for (int64_t i = 0; i < n; ++i) {
+    float d = u.maximize ? -dw[i] : dw[i];
+    if (u.decay != 0.0f) d += u.decay * w[i];
+    if (u.use_momentum) {
+      b[i] = u.first ? d : u.momentum * b[i] + u.damp * d;
+      d = u.nesterov ? d + u.momentum * b[i] : b[i];
+    }
+    w[i] += -u.lr * d;
+  }
 }
 
 }  // namespace
@@ -40,7 +64,6 @@ const Tensor& SGD::momentum_buffer(size_t i) const {
 
 void SGD::step() {
   NoGradGuard no_grad;
-  // float32 coefficients, as PyTorch's kernels apply their Python-float alphas.
   const float lr = float(options_.lr), momentum = float(options_.momentum);
   const float damp = float(1.0 - options_.dampening), decay = float(options_.weight_decay);
   const bool use_momentum = options_.momentum != 0.0;
@@ -53,17 +76,13 @@ void SGD::step() {
     float* w = p.data();
     const float* dw = g.data();
     float* b = use_momentum ? momentum_buffers_[k].data() : nullptr;
-    const bool maximize = options_.maximize, nesterov = options_.nesterov;
+    const Update update{lr, momentum, damp, decay, use_momentum, first, options_.maximize, options_.nesterov};
     const int64_t n = p.numel();
-    // Each value on its own: the same bits on any number of threads.
-    kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) {
-      float d = maximize ? -dw[i] : dw[i];
-      if (decay != 0.0f) d += decay * w[i];
-      if (use_momentum) {
-        b[i] = first ? d : momentum * b[i] + damp * d;
-        d = nesterov ? d + momentum * b[i] : b[i];
-      }
-      w[i] += -lr * d;
+    // Chunks of values, each on its own: the same bits on any number of threads.
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    kernels::parallel_for(chunks, n > kernels::kParallelElements, [&](int64_t c) {
+      const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
+      update_values(w + begin, dw + begin, b ? b + begin : nullptr, count, update);
     });
   }
 }
