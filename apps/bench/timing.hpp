@@ -48,12 +48,6 @@ Timing best_timing(int repeats, F&& f) {
   return best;
 }
 
-/// The fastest wall time of `repeats` runs of f, in seconds.
-template <typename F>
-double best_seconds(int repeats, F&& f) {
-  return best_timing(repeats, f).wall;
-}
-
 /// Runs f once under a GemmRecorder and returns the sgemm calls it made.
 template <typename F>
 std::vector<kernels::GemmCall> record_gemm_calls(F&& f) {
