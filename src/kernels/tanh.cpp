@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "minidl/kernels/broadcast.hpp"
+#include "minidl/kernels/parallel_for.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -37,12 +38,9 @@ void tanh_span(float* out, const float* x, int64_t n) {
 void tanh_forward(float* out, const float* x, int64_t n) {
   constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of 2 * kLanes
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  if (n <= kParallelElements) {
-    tanh_span(out, x, n);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < chunks; ++c) tanh_span(out + c * kChunk, x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  parallel_for(chunks, n > kParallelElements, [&](int64_t c) {
+    tanh_span(out + c * kChunk, x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  });
 }
 
 }  // namespace minidl::kernels
