@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo command: set-up (missing Debian packages, configure, build; see
-# scripts/setup.sh), then the lesson's experiment, build/apps/digits. Arguments go to digits
+# scripts/setup.sh), then the lesson's experiment, build/examples/digits/digits. Arguments go to digits
 # (bash scripts/demo.sh --help lists them). The loss curves go to build/curves.csv unless
 # --curves says otherwise, and scripts/plot_curves.sh draws them to a PNG beside them.
-# Until the digits program exists, this runs the placeholder app build/apps/hello.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,11 +11,7 @@ plot_script="$repo/scripts/plot_curves.sh"
 
 bash "$repo/scripts/setup.sh"
 
-digits="$build_dir/apps/digits"
-if [[ ! -x "$digits" ]]; then
-  echo "demo.sh: $digits is not built yet; running the placeholder app instead"
-  exec "$build_dir/apps/hello"
-fi
+digits="$build_dir/examples/digits/digits"
 
 # The curves file: the caller's --curves FILE / --curves=FILE, else build/curves.csv.
 curves=""

@@ -19,6 +19,9 @@
 #include <thread>
 #include <sstream>
 
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
+#include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 
 namespace fs = std::filesystem;
