@@ -2,7 +2,7 @@
 """Checks that checkpoints move between minidl's `digits` program and PyTorch, both ways.
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
-    /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/apps/digits] [--norm none,batch,...]
+    /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/examples/digits/digits] [--norm none,batch,...]
 
 For each norm (default: all five):
   minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
@@ -154,7 +154,7 @@ def torch_to_minidl(binary, norm, data, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits"))
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
     parser.add_argument("--norm", default=",".join(NORMS))
     args = parser.parse_args()
     if not os.access(args.digits, os.X_OK):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's demo command: set-up (missing Debian packages, configure, build; see
-# scripts/setup.sh), then the lesson's experiment, build/apps/digits, over seeds 0-4 by
+# scripts/setup.sh), then the lesson's experiment, build/examples/digits/digits, over seeds 0-4 by
 # default. Arguments go to digits (bash scripts/demo.sh --help lists them). The loss curves,
 # the validation curves and the summary go to build/curves.csv, build/val_curves.csv and
 # build/summary.json unless --curves, --val-curves or --summary say otherwise, and
@@ -12,7 +12,7 @@ build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 plot_script="$repo/scripts/plot_curves.sh"
 
 bash "$repo/scripts/setup.sh"
-digits="$build_dir/apps/digits"
+digits="$build_dir/examples/digits/digits"
 
 # The caller's --NAME FILE / --NAME=FILE, else the default in build/, added to the arguments.
 args=("$@")

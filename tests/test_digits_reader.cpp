@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "minidl/data/batch_order.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
 #include "support/check.hpp"
 #include "support/temp_dir.hpp"
 

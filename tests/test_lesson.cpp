@@ -3,9 +3,9 @@
 // own runs from tests/fixtures/lesson.
 #include <cmath>
 
-#include "minidl/data/batch_order.hpp"
+#include "data/batch_order.hpp"
 #include "minidl/io/safetensors.hpp"
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;

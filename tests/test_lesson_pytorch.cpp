@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "minidl/data/batch_order.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
 #include "minidl/io/safetensors.hpp"
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 
 using namespace minidl;
 

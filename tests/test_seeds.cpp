@@ -3,7 +3,7 @@
 // each epoch's validation figures.
 #include <cmath>
 
-#include "minidl/lesson/seeds.hpp"
+#include "lesson/seeds.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 
 namespace minidl::lesson {
 

@@ -21,7 +21,10 @@
 #include <limits>
 #include <sstream>
 
-#include "minidl/lesson/seeds.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
+#include "lesson/seeds.hpp"
+#include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 
 namespace fs = std::filesystem;

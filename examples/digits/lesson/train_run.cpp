@@ -1,4 +1,4 @@
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 
 #include <chrono>
 #include <cmath>

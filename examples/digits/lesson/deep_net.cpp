@@ -1,4 +1,4 @@
-#include "minidl/lesson/deep_net.hpp"
+#include "lesson/deep_net.hpp"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "minidl/data/digits.hpp"
+#include "data/digits.hpp"
 
 #include <filesystem>
 

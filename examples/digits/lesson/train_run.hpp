@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "minidl/data/digits.hpp"
-#include "minidl/lesson/deep_net.hpp"
+#include "data/digits.hpp"
+#include "lesson/deep_net.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::lesson {

@@ -1,4 +1,4 @@
-#include "minidl/lesson/seeds.hpp"
+#include "lesson/seeds.hpp"
 
 #include <algorithm>
 #include <charconv>
