@@ -137,7 +137,7 @@ TEST_CASE("digits: a file name of 250 bytes is written whole (its temporary name
   CHECK_THAT(slurp(name), Catch::StartsWith("run,seed,epoch,step,loss\n"));
 }
 
-TEST_CASE("digits: a closed stdout or a full one costs no file; exit 1 names stdout", "[cli][hardening]") {
+TEST_CASE("digits: a closed stdout or a full one costs no file, and exit 1 names stdout", "[cli][hardening]") {
   DigitsScratch s;
   int pipe_ends[2];
   REQUIRE(::pipe(pipe_ends) == 0);
