@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -97,7 +98,9 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     if (!unexpected.empty()) message += " unexpected key(s) in state_dict: " + list(unexpected) + ".";
     throw Error(message);
   }
-  // Only now copy, so a refused load leaves the module as it was.
+  // Only now copy, so a refused load leaves the module as it was. Under no_grad, as
+  // PyTorch loads: the copies are writes into parameters, not part of any graph.
+  NoGradGuard no_grad;
   for (StateEntry& entry : own) {
     auto found = given.find(entry.name);
     if (found != given.end()) entry.value.copy_(found->second->value);
