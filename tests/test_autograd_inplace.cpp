@@ -231,3 +231,29 @@ TEST_CASE("an in-place write to a tensor in the graph joins the graph, as PyTorc
     check_close(x.grad(), {2, 2}, 0, 0);
   }
 }
+
+TEST_CASE("in-place writes into a leaf that requires grad: refused in grad mode, allowed under no_grad",
+          "[autograd][inplace]") {
+  // PyTorch 1.13: w.fill_(1) and w.copy_(a) raise this; under torch.no_grad() they work.
+  const std::string message = "a leaf Variable that requires grad is being used in an in-place operation.";
+  Tensor w = Tensor::from_vector({3, 4}).requires_grad_();
+  REQUIRE_THROWS_WITH(w.fill_(1.0f), message);
+  REQUIRE_THROWS_WITH(w.zero_(), message);
+  REQUIRE_THROWS_WITH(w.copy_(Tensor::ones({2})), message);
+  REQUIRE_THROWS_WITH(w.set({1}, 0.0f), message);
+  check_close(w, {3, 4}, 0, 0);  // refused before writing
+  CHECK(w.version() == 0);
+  {
+    NoGradGuard no_grad;
+    w.fill_(1.0f);
+    w.set({1}, 2.0f);
+  }
+  check_close(w, {1, 2}, 0, 0);
+  CHECK(w.version() == 2);
+  CHECK(w.is_leaf());
+  w.detach().fill_(7.0f);  // detach() does not require grad: allowed, and seen by the version
+  CHECK(w.version() == 3);
+  Tensor plain = Tensor::zeros({2});
+  plain.fill_(1.0f);  // a leaf that needs no gradient: allowed
+  check_close(plain, {1, 1}, 0, 0);
+}

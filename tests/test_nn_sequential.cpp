@@ -52,8 +52,8 @@ TEST_CASE("Sequential chains forward through its children", "[nn]") {
   check_close(y, expected, 0.0, 0.0);
   // Hand check of a two-layer chain: tanh(W x + b) with W = [[1, -1]], b = [0.5].
   auto lin = std::make_shared<nn::Linear>(2, 1);
-  lin->weight.copy_(Tensor::from_vector({1, -1}, {1, 2}));
-  lin->bias.copy_(Tensor::from_vector({0.5f}));
+  lin->weight.detach().copy_(Tensor::from_vector({1, -1}, {1, 2}));
+  lin->bias.detach().copy_(Tensor::from_vector({0.5f}));
   nn::Sequential chain{lin, std::make_shared<nn::Tanh>()};
   check_close(chain(Tensor::from_vector({2, 1}, {1, 2})), {std::tanh(1.5f)});
   // An empty Sequential passes its input through, as PyTorch's does.
@@ -123,7 +123,7 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
     CHECK(target->parameters()[0].data() == storage);
     for (size_t i = 0; i < state.size(); ++i) check_close(target->parameters()[i], source->parameters()[i], 0.0, 0.0);
     // Copies, not shared: changing the source afterwards leaves the target alone.
-    source->parameters()[0].fill_(9.0f);
+    source->parameters()[0].detach().fill_(9.0f);
     CHECK(target->parameters()[0].data()[0] != 9.0f);
   }
   SECTION("a missing key is refused and the module is left as it was") {

@@ -101,7 +101,7 @@ int64_t flat_index(const Shape& shape, const std::vector<int64_t>& index) {
 }
 
 // PyTorch's rule: a write into a leaf that requires grad would be invisible to its gradient.
-[[maybe_unused]] void check_writable(const Tensor& t) {
+void check_writable(const Tensor& t) {
   if (t.requires_grad() && t.is_leaf() && grad_enabled())
     throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
 }
@@ -124,7 +124,7 @@ float Tensor::at(const std::vector<int64_t>& index) const { return data()[flat_i
 
 void Tensor::set(const std::vector<int64_t>& index, float value) {
   const int64_t flat = flat_index(shape(), index);
-  // ITEM2 check_writable(*this);
+  check_writable(*this);
   data()[flat] = value;
   bump_version();
   if (!write_joins_graph(*this, Tensor())) return;
@@ -184,7 +184,7 @@ Tensor Tensor::clone() const {
 void Tensor::copy_(const Tensor& src) {
   if (src.shape() != shape())
     throw Error(cat("copy_: expected a source of shape ", minidl::to_string(shape()), ", got ", minidl::to_string(src.shape())));
-  // ITEM2 check_writable(*this);
+  check_writable(*this);
   std::memmove(data(), src.data(), size_t(numel()) * sizeof(float));
   bump_version();
   if (!write_joins_graph(*this, src)) return;
@@ -194,7 +194,7 @@ void Tensor::copy_(const Tensor& src) {
 }
 
 void Tensor::fill_(float value) {
-  // ITEM2 check_writable(*this);
+  check_writable(*this);
   std::fill_n(data(), numel(), value);
   bump_version();
   // The old history gets zeros, not nothing: its backward still runs and checks what it saved.
