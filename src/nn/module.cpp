@@ -48,8 +48,11 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
-void Module::zero_grad() {
-  for (Tensor& p : parameters()) p.zero_grad();
+void Module::zero_grad(bool set_to_none) {
+  for (Tensor& p : parameters()) {
+    if (set_to_none) p.zero_grad();
+    else if (Tensor g = p.grad(); g.defined()) g.zero_();
+  }
 }
 
 void Module::collect_state(const std::string& prefix, StateDict& out) const {

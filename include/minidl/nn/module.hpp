@@ -49,8 +49,9 @@ class Module {
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
-  /// Drops every parameter's gradient (set_to_none, PyTorch's default).
-  void zero_grad();
+  /// Drops every parameter's gradient (set_to_none, PyTorch 2.x's default), or with
+  /// set_to_none = false fills them with zeros in place (1.13's default).
+  void zero_grad(bool set_to_none = true);
 
   /// Parameters then buffers of each module, then its children's, as PyTorch orders them.
   StateDict state_dict() const;
