@@ -2,11 +2,25 @@
 
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
+namespace {
+
+// PyTorch's remove_duplicate=True: a tensor reached twice (a module used twice, tied
+// weights) is listed once, under its first name, so an optimizer steps it once.
+NamedTensors without_duplicates(NamedTensors named) {
+  std::unordered_set<const TensorImpl*> seen;
+  NamedTensors out;
+  for (auto& entry : named)
+    if (seen.insert(entry.second.impl()).second) out.push_back(std::move(entry));
+  return out;
+}
+
+}  // namespace
 
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   if (value.defined()) value.requires_grad_(true);
@@ -25,7 +39,7 @@ NamedTensors Module::named_parameters() const {
     if (value.defined()) out.emplace_back(name, value);
   for (const auto& [child_name, child] : children_)
     for (auto& [name, value] : child->named_parameters()) out.emplace_back(child_name + "." + name, value);
-  return out;
+  return without_duplicates(std::move(out));
 }
 
 std::vector<Tensor> Module::parameters() const {
@@ -40,7 +54,7 @@ NamedTensors Module::named_buffers() const {
     if (buffer.value.defined()) out.emplace_back(buffer.name, buffer.value);
   for (const auto& [child_name, child] : children_)
     for (auto& [name, value] : child->named_buffers()) out.emplace_back(child_name + "." + name, value);
-  return out;
+  return without_duplicates(std::move(out));
 }
 
 void Module::train(bool on) {
