@@ -91,7 +91,7 @@ int64_t flat_index(const Shape& shape, const std::vector<int64_t>& index) {
                     minidl::to_string(shape), " has ", shape.size(), " dimensions"));
   int64_t flat = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
-    const int64_t i = index[d];  // ITEM15
+    const int64_t i = index[d] < 0 ? index[d] + shape[d] : index[d];  // -1 is the last, as in Python
     if (i < 0 || i >= shape[d])
       throw Error(cat("index ", index[d], " is out of bounds for dimension ", d, " with size ", shape[d],
                       " (shape ", minidl::to_string(shape), ")"));

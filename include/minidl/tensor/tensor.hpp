@@ -59,7 +59,8 @@ class Tensor {
   float* data() { return checked().storage->data() + impl_->offset; }
   const float* data() const { return checked().storage->data() + impl_->offset; }
   std::vector<float> to_vector() const;
-  /// Element at a full index; throws naming the index and the shape when out of range.
+  /// Element at a full index; negative entries count from the end as in Python (-1 is
+  /// the last). Throws naming the index, the dim and its size when out of range.
   float at(const std::vector<int64_t>& index) const;
   /// Writes one element in place (indexed as at()).
   void set(const std::vector<int64_t>& index, float value);
