@@ -257,3 +257,30 @@ TEST_CASE("in-place writes into a leaf that requires grad: refused in grad mode,
   plain.fill_(1.0f);  // a leaf that needs no gradient: allowed
   check_close(plain, {1, 1}, 0, 0);
 }
+
+TEST_CASE("an in-place write into a view in the graph is refused, not a silently wrong gradient",
+          "[autograd][inplace]") {
+  // PyTorch: y = x * 2; y.view(2, 1).fill_(0); y.sum().backward() gives x.grad [0, 0]
+  // (CopySlices). minidl has no CopySlices: it refuses instead of leaving x.grad at [2, 2].
+  Tensor x = Tensor::from_vector({1, 2}).requires_grad_();
+  Tensor y = x * 2.0f;
+  Tensor view = y.reshape({2, 1});
+  REQUIRE_THROWS_WITH(view.fill_(0.0f), Contains("in-place write into a view (from reshape) of a tensor that requires "
+                                                 "grad"));
+  check_close(y, {2, 4}, 0, 0);  // refused before writing
+  {
+    NoGradGuard no_grad;
+    view.fill_(0.0f);  // outside grad mode a view is plain memory
+  }
+  check_close(y, {0, 0}, 0, 0);
+}
+
+TEST_CASE("var keeps its own copy: a later write into its input does not change its gradient", "[autograd][inplace]") {
+  // PyTorch saves var's input and raises on a write; minidl's var saves x - mean (a copy of
+  // its own), so the gradient is that of the values it saw: 2 (x - mean) / (n - 1).
+  Tensor x = Tensor::from_vector({1, 2, 6}).requires_grad_();
+  Tensor v = var(x);
+  x.detach().fill_(0.0f);
+  v.backward();
+  check_close(x.grad(), {-2, -1, 3}, 1e-6, 1e-6);
+}

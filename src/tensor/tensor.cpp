@@ -101,9 +101,14 @@ int64_t flat_index(const Shape& shape, const std::vector<int64_t>& index) {
 }
 
 // PyTorch's rule: a write into a leaf that requires grad would be invisible to its gradient.
+// A write into a view in the graph would reach the view's history but not its base's (that
+// is PyTorch's CopySlices, which minidl lacks): refused rather than a silently wrong gradient.
 void check_writable(const Tensor& t) {
-  if (t.requires_grad() && t.is_leaf() && grad_enabled())
-    throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
+  if (!t.requires_grad() || !grad_enabled()) return;
+  if (t.is_leaf()) throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
+  if (t.grad_fn()->name == "View")
+    throw Error("in-place write into a view (from reshape) of a tensor that requires grad: minidl cannot carry it "
+                "into the base tensor's gradient; write into the base, or into a clone() of the view");
 }
 
 // Whether an in-place write to t (from src, if any) joins the graph.
