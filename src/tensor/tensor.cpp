@@ -107,8 +107,9 @@ void check_writable(const Tensor& t) {
   if (!t.requires_grad() || !grad_enabled()) return;
   if (t.is_leaf()) throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
   if (t.grad_fn()->name == "View")
-    throw Error("in-place write into a view (from reshape) of a tensor that requires grad: minidl cannot carry it "
-                "into the base tensor's gradient; write into the base, or into a clone() of the view");
+    throw Error(
+        "in-place write into a view (from reshape) of a tensor that requires grad: minidl cannot carry it "
+        "into the base tensor's gradient; write into the base, or into a clone() of the view");
 }
 
 // Whether an in-place write to t (from src, if any) joins the graph.
