@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/column_sums.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/column_sums.hpp"
 #include "minidl/minidl.hpp"
 
 using namespace minidl;

@@ -1,5 +1,5 @@
 // matmul, matmul_t (the four transpose combinations), linear, and the gemm kernel.
-#include "minidl/kernels/gemm.hpp"
+#include "kernels/gemm.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;

@@ -3,7 +3,7 @@
 #include <limits>
 #include <vector>
 
-#include "minidl/kernels/tanh.hpp"
+#include "kernels/tanh.hpp"
 
 using minidl::kernels::tanh_forward;
 

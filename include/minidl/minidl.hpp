@@ -6,7 +6,7 @@
 #include "minidl/data/tensor_dataset.hpp"
 #include "minidl/io/atomic_file.hpp"
 #include "minidl/io/safetensors.hpp"
-#include "minidl/kernels/threads.hpp"
+#include "minidl/threads.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/cross_entropy.hpp"
 #include "minidl/nn/linear.hpp"

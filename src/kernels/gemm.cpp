@@ -1,14 +1,13 @@
-#include "minidl/kernels/gemm.hpp"
+#include "kernels/gemm.hpp"
 
 #include <cblas.h>
 
 namespace minidl::kernels {
 namespace {
-thread_local std::vector<GemmCall>* recorded_calls = nullptr;  // the live GemmRecorder's log
+thread_local std::vector<GemmCall>* recorded_calls = nullptr;  // set_gemm_call_log's log
 }
 
-GemmRecorder::GemmRecorder() { recorded_calls = &calls_; }
-GemmRecorder::~GemmRecorder() { recorded_calls = nullptr; }
+void set_gemm_call_log(std::vector<GemmCall>* log) { recorded_calls = log; }
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -95,7 +95,7 @@ struct RowStats {
 void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss, double* probs) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
+  kernels::parallel_for(p.n, kernels::grain_for(c), [&](int64_t i) {
     const float* row = x + i * c;  // (C)
     float top = -INFINITY;
     for (int64_t j = 0; j < c; ++j) top = std::max(top, row[j]);
@@ -129,7 +129,7 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
 void cross_entropy_backward(const double* probs, const Problem& p, const double* scale, float* dx) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
+  kernels::parallel_for(p.n, kernels::grain_for(c), [&](int64_t i) {
     const double* row = probs + i * c;  // (C)
     float* drow = dx + i * c;           // (C)
     const int64_t t = p.classes[size_t(i)];

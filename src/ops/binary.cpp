@@ -1,7 +1,7 @@
 #include "minidl/ops/binary.hpp"
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
+#include "kernels/broadcast.hpp"
 #include "minidl/ops/unary.hpp"
 #include "minidl/tensor/error.hpp"
 

@@ -1,8 +1,8 @@
 #include "minidl/ops/matmul.hpp"
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/column_sums.hpp"
-#include "minidl/kernels/gemm.hpp"
+#include "kernels/column_sums.hpp"
+#include "kernels/gemm.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl {

@@ -6,7 +6,7 @@
 #include "minidl/autograd/grad_mode.hpp"
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
+#include "kernels/broadcast.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
 

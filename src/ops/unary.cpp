@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
-#include "minidl/kernels/tanh.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
+#include "kernels/tanh.hpp"
 #include "minidl/ops/binary.hpp"
 
 namespace minidl {
@@ -17,7 +17,7 @@ Tensor map(const Tensor& x, F f) {
   const float* in = x.data();
   float* o = out.data();
   const int64_t n = x.numel();
-  kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) { o[i] = f(in[i]); });
+  kernels::parallel_for(n, kernels::kParallelElements, [&](int64_t i) { o[i] = f(in[i]); });
   return out;
 }
 
@@ -29,7 +29,7 @@ Tensor zip(const Tensor& a, const Tensor& b, F f) {
   const float* pb = b.data();
   float* o = out.data();
   const int64_t n = a.numel();
-  kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) { o[i] = f(pa[i], pb[i]); });
+  kernels::parallel_for(n, kernels::kParallelElements, [&](int64_t i) { o[i] = f(pa[i], pb[i]); });
   return out;
 }
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "minidl/autograd/grad_mode.hpp"
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::optim {
@@ -80,7 +80,7 @@ void SGD::step() {
     const int64_t n = p.numel();
     // Chunks of values, each on its own: the same bits on any number of threads.
     const int64_t chunks = (n + kChunk - 1) / kChunk;
-    kernels::parallel_for(chunks, n > kernels::kParallelElements, [&](int64_t c) {
+    kernels::parallel_for(chunks, kernels::grain_for(kChunk), [&](int64_t c) {
       const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
       update_values(w + begin, dw + begin, b ? b + begin : nullptr, count, update);
     });

@@ -1,9 +1,9 @@
-#include "minidl/kernels/norm/channel_norm.hpp"
+#include "kernels/norm/channel_norm.hpp"
 
 #include <algorithm>
 
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "lane_sum.hpp"
 #include "scratch.hpp"
 
@@ -26,7 +26,11 @@ struct Chunks {
   int64_t end(int64_t chunk, const ChannelNormLayout& l) const { return std::min(l.batch, (chunk + 1) * items); }
 };
 
-bool run_parallel(const ChannelNormLayout& l) { return l.batch * l.channels * l.inner > kParallelElements; }
+// Loops over batch items, or over chunks of them, go parallel past kParallelElements values.
+int64_t item_grain(const ChannelNormLayout& l) { return grain_for(l.channels * l.inner); }
+int64_t chunk_grain(const Chunks& chunks, const ChannelNormLayout& l) {
+  return grain_for(chunks.items * l.channels * l.inner);
+}
 
 // Per channel c over the items [n0, n1): mean[c], the mean of x - first[c], and m2[c], the
 // sum of squares of (x - first[c]) - mean[c]. Two passes over the chunk (the second from
@@ -124,7 +128,7 @@ struct Constants {
 
 void normalize(float* out, const float* x, const Constants& k, const ChannelNormLayout& l) {
   const int64_t c_count = l.channels;
-  parallel_for(l.batch, run_parallel(l), [&](int64_t n) {
+  parallel_for(l.batch, item_grain(l), [&](int64_t n) {
     const float* xn = x + n * c_count * l.inner;
     float* yn = out + n * c_count * l.inner;
     if (l.inner == 1) {
@@ -143,7 +147,7 @@ void normalize(float* out, const float* x, const Constants& k, const ChannelNorm
 
 void input_grad(float* dx, const float* dy, const float* x, const Constants& k, const ChannelNormLayout& l) {
   const int64_t c_count = l.channels;
-  parallel_for(l.batch, run_parallel(l), [&](int64_t n) {
+  parallel_for(l.batch, item_grain(l), [&](int64_t n) {
     const int64_t offset = n * c_count * l.inner;
     const float* xn = x + offset;
     const float* dyn = dy + offset;
@@ -180,7 +184,7 @@ void channel_norm_forward_train(float* out, const NormStats& stats, float* var, 
   float* scale = first + c_count;                          // (C)
   float* shift = scale + c_count;                          // (C)
   for (int64_t c = 0; c < c_count; ++c) first[c] = x[c * l.inner];
-  parallel_for(chunks.count, run_parallel(l), [&](int64_t chunk) {
+  parallel_for(chunks.count, chunk_grain(chunks, l), [&](int64_t chunk) {
     float* p = partials + chunk * 2 * c_count;
     chunk_moments(p, p + c_count, x, first, l, chunks.begin(chunk), chunks.end(chunk, l));
   });
@@ -256,7 +260,7 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
   }
   const NormStats s{stats.mean, rest, stats.rstd};
   if (batch_stats || dweight || dbias) {
-    parallel_for(chunks.count, run_parallel(l), [&](int64_t chunk) {
+    parallel_for(chunks.count, chunk_grain(chunks, l), [&](int64_t chunk) {
       chunk_grad_sums(partials + chunk * 2 * c_count, dy, x, s, l, chunks.begin(chunk), chunks.end(chunk, l));
     });
     constexpr int64_t kBlock = 256;  // channels in blocks, chunks added in order

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/norm/channel_norm.hpp"
+#include "kernels/norm/channel_norm.hpp"
 #include "minidl/tensor/error.hpp"
 #include "row_norm_op.hpp"
 

@@ -13,8 +13,8 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                     const float* a, const float* b, float beta, float* c);
 
-/// One gemm() call as the recorder saw it: its shape, and the addresses of its operands, so
-/// a replay can give each buffer of the workload a buffer of its own (the same memory
+/// One gemm() call as a log saw it: its shape, and the addresses of its operands, so a
+/// replay can give each buffer of the workload a buffer of its own (the same memory
 /// footprint, not three buffers that stay in cache).
 struct GemmCall {
   bool transpose_a, transpose_b;
@@ -23,18 +23,8 @@ struct GemmCall {
   const float *a, *b, *c;
 };
 
-/// While alive, logs every gemm() call made on this thread, so a benchmark can replay the
-/// same products alone (the "GEMM floor" of a workload). Recorders do not nest.
-class GemmRecorder {
- public:
-  GemmRecorder();
-  ~GemmRecorder();
-  GemmRecorder(const GemmRecorder&) = delete;
-  GemmRecorder& operator=(const GemmRecorder&) = delete;
-  const std::vector<GemmCall>& calls() const { return calls_; }
-
- private:
-  std::vector<GemmCall> calls_;
-};
+/// While `log` is set (not null), gemm() appends every call made on this thread to it.
+/// The hook behind the benchmarks' GemmRecorder (bench/gemm_recorder.hpp).
+void set_gemm_call_log(std::vector<GemmCall>* log);
 
 }  // namespace minidl::kernels

@@ -8,7 +8,7 @@
 // LayerNorm's per-column weight are the same loop.
 #include <cstdint>
 
-#include "minidl/kernels/norm/norm_stats.hpp"
+#include "kernels/norm/norm_stats.hpp"
 
 namespace minidl::kernels {
 
