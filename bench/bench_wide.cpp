@@ -35,7 +35,7 @@ double report(int threads, const WideOptions& o) {
   const Tensor targets = Tensor::randint(0, o.classes, {o.batch}, gen);  // (B)
   auto step = [&] {
     optimizer.zero_grad();
-    Tensor loss = nn::cross_entropy((*model)(inputs), targets);
+    Tensor loss = cross_entropy((*model)(inputs), targets);
     loss.backward();
     optimizer.step();
   };

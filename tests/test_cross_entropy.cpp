@@ -10,8 +10,6 @@
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using nn::CrossEntropyOptions;
-using nn::Reduction;
 
 namespace {
 
@@ -76,7 +74,7 @@ CrossEntropyOptions options_for(const Case& c) {
 
 std::string describe(const Case& c) {
   return cat("weight=", c.weighted ? "w" : "None", " ignore_index=", c.ignore_index,
-             " reduction=", nn::reduction_name(c.reduction), " label_smoothing=", c.label_smoothing);
+             " reduction=", reduction_name(c.reduction), " label_smoothing=", c.label_smoothing);
 }
 
 }  // namespace
@@ -85,7 +83,7 @@ TEST_CASE("cross_entropy matches PyTorch for every option combination", "[loss]"
   for (const Case& c : kCases) {
     INFO(describe(c));
     Tensor logits = sample_logits().requires_grad_();
-    Tensor loss = nn::cross_entropy(logits, sample_targets(), options_for(c));
+    Tensor loss = cross_entropy(logits, sample_targets(), options_for(c));
     CHECK(loss.shape() == (c.reduction == Reduction::None ? Shape{3} : Shape{}));
     check_close(loss, c.loss, 1e-6, 1e-6);
     sum(loss).backward();
@@ -97,7 +95,7 @@ TEST_CASE("cross_entropy gradients match finite differences for every option", "
   for (const Case& c : kCases) {
     INFO(describe(c));
     const CrossEntropyOptions options = options_for(c);
-    check_gradients([&](const std::vector<Tensor>& in) { return nn::cross_entropy(in[0], sample_targets(), options); },
+    check_gradients([&](const std::vector<Tensor>& in) { return cross_entropy(in[0], sample_targets(), options); },
                     {sample_logits()}, 1e-2, 1e-3, 1e-2);
   }
 }
@@ -105,23 +103,23 @@ TEST_CASE("cross_entropy gradients match finite differences for every option", "
 TEST_CASE("cross_entropy by hand: uniform logits give ln C", "[loss]") {
   Tensor logits = Tensor::zeros({4, 10});
   Tensor targets = Tensor::from_vector({0, 3, 9, 5});
-  CHECK(nn::cross_entropy(logits, targets).item() == Approx(std::log(10.0)).epsilon(1e-6));
-  CHECK(nn::cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() ==
+  CHECK(cross_entropy(logits, targets).item() == Approx(std::log(10.0)).epsilon(1e-6));
+  CHECK(cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() ==
         Approx(4 * std::log(10.0)).epsilon(1e-6));
   // Smoothing cannot change a uniform prediction's loss: every class costs ln C.
-  CHECK(nn::cross_entropy(logits, targets, {.label_smoothing = 0.3}).item() == Approx(std::log(10.0)).epsilon(1e-6));
+  CHECK(cross_entropy(logits, targets, {.label_smoothing = 0.3}).item() == Approx(std::log(10.0)).epsilon(1e-6));
 }
 
 TEST_CASE("cross_entropy is stable for large logits", "[loss]") {
   // F.cross_entropy(torch.tensor([[1000., 0., -1000.]], requires_grad=True), torch.tensor([1]))
   //   -> 1000., grad [[1., -1., 0.]]
   Tensor logits = Tensor::from_vector({1000.0f, 0.0f, -1000.0f}, {1, 3}).requires_grad_();
-  Tensor loss = nn::cross_entropy(logits, Tensor::from_vector({1}));
+  Tensor loss = cross_entropy(logits, Tensor::from_vector({1}));
   CHECK(loss.item() == Approx(1000.0f));
   loss.backward();
   check_close(logits.grad(), {1.0f, -1.0f, 0.0f});
   // Two equal huge logits: ln 2, not inf or NaN.
-  CHECK(nn::cross_entropy(Tensor::from_vector({1e30f, 1e30f}, {1, 2}), Tensor::from_vector({0})).item() ==
+  CHECK(cross_entropy(Tensor::from_vector({1e30f, 1e30f}, {1, 2}), Tensor::from_vector({0})).item() ==
         Approx(std::log(2.0)));
 }
 
@@ -130,23 +128,23 @@ TEST_CASE("cross_entropy takes one unbatched example", "[loss]") {
   // F.cross_entropy(x, torch.tensor(2), label_smoothing=0.1) -> 1.897702,
   //   grad [0.1978905, 0.5951983, -0.793089]
   Tensor logits = Tensor::from_vector({1.0f, 2.0f, 0.5f}).requires_grad_();
-  Tensor loss = nn::cross_entropy(logits, Tensor::scalar(2.0f), {.label_smoothing = 0.1});
+  Tensor loss = cross_entropy(logits, Tensor::scalar(2.0f), {.label_smoothing = 0.1});
   REQUIRE(loss.shape() == Shape{});
   CHECK(loss.item() == Approx(1.897702f).epsilon(1e-6));
   loss.backward();
   check_close(logits.grad(), {0.1978905f, 0.5951983f, -0.793089f}, 1e-6, 1e-5);
-  CHECK(nn::cross_entropy(logits, Tensor::scalar(2.0f), {.reduction = Reduction::None}).shape() == Shape{});
+  CHECK(cross_entropy(logits, Tensor::scalar(2.0f), {.reduction = Reduction::None}).shape() == Shape{});
 }
 
 TEST_CASE("cross_entropy with every target ignored: mean is NaN, gradient zero, as PyTorch", "[loss]") {
   // F.cross_entropy(x, torch.full((N,), -100), label_smoothing=0.2) -> nan; x.grad all zeros
   Tensor logits = sample_logits().requires_grad_();
   Tensor targets = Tensor::full({3}, -100.0f);
-  Tensor loss = nn::cross_entropy(logits, targets, {.label_smoothing = 0.2});
+  Tensor loss = cross_entropy(logits, targets, {.label_smoothing = 0.2});
   CHECK(std::isnan(loss.item()));
   loss.backward();
   check_close(logits.grad(), Tensor::zeros({3, 4}), 0.0, 0.0);
-  CHECK(nn::cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() == 0.0f);
+  CHECK(cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() == 0.0f);
 }
 
 TEST_CASE("CrossEntropyLoss holds its options", "[loss]") {
@@ -158,33 +156,33 @@ TEST_CASE("CrossEntropyLoss holds its options", "[loss]") {
 
 TEST_CASE("cross_entropy errors name the target, its position and the class count", "[loss]") {
   Tensor logits = sample_logits();
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({3, 4, 0})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({3, 4, 0})),
                       Catch::Contains("target 4 at position 1 is out of range for 4 classes") &&
                           Catch::Contains("expected 0..3 or ignore_index -100"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({3, 1, -1})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({3, 1, -1})),
                       Catch::Contains("target -1 at position 2 is out of range for 4 classes"));
   // -100 is only ignored while it is the ignore_index.
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({-100, 1, 0}), {.ignore_index = 1}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({-100, 1, 0}), {.ignore_index = 1}),
                       Catch::Contains("target -100 at position 0 is out of range"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({3, 1.5f, 0})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({3, 1.5f, 0})),
                       Catch::Contains("target 1.5 at position 1 is not a class index"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({NAN, 1, 0})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({NAN, 1, 0})),
                       Catch::Contains("at position 0 is not a class index"));
 }
 
 TEST_CASE("cross_entropy shape and option errors name the shapes and values", "[loss]") {
   Tensor logits = sample_logits();
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({1, 2})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({1, 2})),
                       Catch::Contains("expected targets of shape [3]") && Catch::Contains("logits of shape [3, 4]") &&
                           Catch::Contains("got [2]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::zeros({3, 4})), Catch::Contains("got [3, 4]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::zeros({3, 4})), Catch::Contains("got [3, 4]"));
+  REQUIRE_THROWS_WITH(cross_entropy(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
                       Catch::Contains("expected logits of shape [N, C] or [C], got [2, 3, 4]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.weight = Tensor::ones({3})}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.weight = Tensor::ones({3})}),
                       Catch::Contains("expected weight of shape [4]") && Catch::Contains("got [3]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.label_smoothing = 1.5}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.label_smoothing = 1.5}),
                       Catch::Contains("label_smoothing must be between 0.0 and 1.0, got 1.5"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.label_smoothing = -0.1}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.label_smoothing = -0.1}),
                       Catch::Contains("got -0.1"));
 }
 
@@ -231,7 +229,7 @@ TEST_CASE("cross_entropy matches PyTorch's fixtures", "[loss]") {
     REQUIRE(f.has("weight") == spec.weighted);
     if (spec.weighted) options.weight = f["weight"];
     Tensor logits = f["input"].detach().clone().requires_grad_();
-    Tensor loss = nn::cross_entropy(logits, f["target"], options);
+    Tensor loss = cross_entropy(logits, f["target"], options);
     check_close(loss, f["output"], 1e-5, 1e-5);
     sum(loss * f["grad_output"]).backward();
     check_close(logits.grad(), f["input.grad"], 1e-6, 1e-5);
@@ -247,7 +245,7 @@ TEST_CASE("cross_entropy gives identical bits with 1 and 4 threads", "[loss][thr
   auto run = [&](int threads) {
     set_num_threads(threads);
     Tensor x = logits.detach().clone().requires_grad_();
-    Tensor loss = nn::cross_entropy(x, targets, options);
+    Tensor loss = cross_entropy(x, targets, options);
     loss.backward();
     std::vector<float> out = x.grad().to_vector();
     out.push_back(loss.item());
@@ -258,4 +256,22 @@ TEST_CASE("cross_entropy gives identical bits with 1 and 4 threads", "[loss][thr
   const std::vector<float> four = run(4);
   set_num_threads(saved);
   CHECK(one == four);  // exact equality
+}
+
+TEST_CASE("CrossEntropyLoss is a module: forward is cross_entropy, a weight is its buffer", "[loss]") {
+  Generator gen(7);
+  Tensor logits = Tensor::randn({4, 3}, gen);
+  Tensor targets = Tensor::from_vector({0.0f, 2.0f, 1.0f, 2.0f});
+  Tensor weight = Tensor::from_vector({1.0f, 0.5f, 2.0f});
+  nn::CrossEntropyLoss criterion(nn::CrossEntropyLossOptions{.weight = weight, .label_smoothing = 0.1});
+  check_close(criterion(logits, targets), cross_entropy(logits, targets, {.weight = weight, .label_smoothing = 0.1}),
+              0.0, 0.0);
+  const nn::StateDict state = criterion.state_dict();
+  REQUIRE(state.size() == 1);
+  CHECK(state[0].name == "weight");
+  CHECK(nn::CrossEntropyLoss().state_dict().empty());
+  Tensor input = Tensor::zeros({4, 3});
+  CHECK_THROWS_WITH(criterion.forward(input),
+                    "CrossEntropyLoss: expected forward(logits, targets), got forward(input) with input of shape "
+                    "[4, 3] and no targets");
 }

@@ -87,16 +87,16 @@ TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[
 
   auto [x, y] = quadrant_data(256, gen);
   optim::SGD optimizer(model.parameters(), {.lr = 0.5, .momentum = 0.9});
-  const float first_loss = nn::cross_entropy(model(x), y).item();
+  const float first_loss = cross_entropy(model(x), y).item();
   for (int step = 0; step < 300; ++step) {
     optimizer.zero_grad();
-    Tensor loss = nn::cross_entropy(model(x), y);
+    Tensor loss = cross_entropy(model(x), y);
     loss.backward();
     optimizer.step();
   }
   REQUIRE(model.affine->scale.grad().defined());  // the gradient reached the user's parameter
   model.eval();
-  const float last_loss = nn::cross_entropy(model(x), y).item();
+  const float last_loss = cross_entropy(model(x), y).item();
   INFO("loss " << first_loss << " -> " << last_loss);
   CHECK(first_loss > 0.6f);  // about ln 2 at the start
   CHECK(last_loss < 0.15f);

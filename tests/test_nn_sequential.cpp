@@ -115,7 +115,7 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
   REQUIRE(state.size() == 6);
   CHECK(state[2].name == "2.weight");
   CHECK(state[2].value.shape() == Shape{2, 3});
-  CHECK(state[2].dtype == nn::DType::F32);
+  CHECK(state[2].dtype == DType::F32);
 
   SECTION("a full state loads, copying values into the existing tensors") {
     const float* storage = target->parameters()[0].data();
@@ -137,7 +137,7 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
   }
   SECTION("an unexpected key is refused") {
     nn::StateDict extra = state;
-    extra.push_back({"5.weight", Tensor::zeros({2, 2}), nn::DType::F32});
+    extra.push_back({"5.weight", Tensor::zeros({2, 2}), DType::F32});
     REQUIRE_THROWS_WITH(target->load_state_dict(extra), Catch::Contains("unexpected key(s) in state_dict: \"5.weight\""));
     REQUIRE_NOTHROW(target->load_state_dict(extra, false));
   }

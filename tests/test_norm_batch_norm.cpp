@@ -192,7 +192,7 @@ TEST_CASE("BatchNorm fused op and composite agree in forward, backward and runni
         return batch_norm(in[0], rm_fused, rv_fused, in[1], in[2], training, 0.3, 1e-5);
       };
       auto comp = [&](const std::vector<Tensor>& in) {
-        return nn::composite::batch_norm(in[0], rm_comp, rv_comp, in[1], in[2], training, 0.3, 1e-5);
+        return composite::batch_norm(in[0], rm_comp, rv_comp, in[1], in[2], training, 0.3, 1e-5);
       };
       std::vector<Tensor> inputs{random_normal(shape, 52, 1.0f, 2.0f), random_normal({5}, 53), random_normal({5}, 54)};
       auto a = minidl::testing::gradients(fused, inputs), b = minidl::testing::gradients(comp, inputs);

@@ -102,7 +102,7 @@ TEST_CASE("LayerNorm fused op and composite agree in forward and backward", "[no
     INFO("input " << to_string(c.input));
     auto fused = [&](const std::vector<Tensor>& in) { return layer_norm(in[0], c.normalized, in[1], in[2]); };
     auto comp = [&](const std::vector<Tensor>& in) {
-      return nn::composite::layer_norm(in[0], c.normalized, in[1], in[2]);
+      return composite::layer_norm(in[0], c.normalized, in[1], in[2]);
     };
     std::vector<Tensor> inputs{random_normal(c.input, 81, 0.5f, 2.0f), random_normal(c.normalized, 82),
                                random_normal(c.normalized, 83)};

@@ -86,7 +86,7 @@ TEST_CASE("RMSNorm input and weight gradients match finite differences", "[norm]
 TEST_CASE("RMSNorm fused op and composite agree in forward and backward", "[norm][rms_norm]") {
   for (auto [input, normalized] : {std::pair{Shape{64, 64}, Shape{64}}, std::pair{Shape{2, 3, 4}, Shape{3, 4}}}) {
     auto fused = [&](const std::vector<Tensor>& in) { return rms_norm(in[0], normalized, in[1]); };
-    auto comp = [&](const std::vector<Tensor>& in) { return nn::composite::rms_norm(in[0], normalized, in[1]); };
+    auto comp = [&](const std::vector<Tensor>& in) { return composite::rms_norm(in[0], normalized, in[1]); };
     std::vector<Tensor> inputs{random_normal(input, 81, 0.5f, 2.0f), random_normal(normalized, 82)};
     auto a = minidl::testing::gradients(fused, inputs), b = minidl::testing::gradients(comp, inputs);
     for (size_t i = 0; i < a.size(); ++i) {

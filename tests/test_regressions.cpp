@@ -83,6 +83,6 @@ TEST_CASE("the parse-from-memory readers agree with the file readers", "[regress
   nn::StateDict state = io::parse_safetensors(read_bytes(st), "x");
   REQUIRE(state.size() == 2);
   CHECK(state[0].value.to_vector() == io::load_safetensors(st.string())[0].value.to_vector());
-  CHECK(state[1].dtype == nn::DType::I64);
+  CHECK(state[1].dtype == DType::I64);
   CHECK(state[1].value.to_vector() == std::vector<float>{7.0f});
 }

@@ -7,7 +7,7 @@
 
 #include "scale_norm.hpp"
 #include "minidl/nn/activation.hpp"
-#include "minidl/nn/cross_entropy.hpp"
+#include "minidl/ops/cross_entropy.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/sequential.hpp"
 #include "minidl/optim/sgd.hpp"
@@ -41,7 +41,7 @@ int main() {
   float first = 0.0f, last = 0.0f;
   for (int step = 0; step < 200; ++step) {
     model->zero_grad();
-    Tensor loss = nn::cross_entropy(model->forward(inputs), targets);
+    Tensor loss = cross_entropy(model->forward(inputs), targets);
     loss.backward();
     sgd.step();
     if (step == 0) first = loss.item();

@@ -25,8 +25,8 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 // The safetensors library refuses headers above 100 MB; so do we, before allocating.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-const char* dtype_name(nn::DType dtype) { return dtype == nn::DType::I64 ? "I64" : "F32"; }
-size_t dtype_size(nn::DType dtype) { return dtype == nn::DType::I64 ? 8 : 4; }
+const char* dtype_name(DType dtype) { return dtype == DType::I64 ? "I64" : "F32"; }
+size_t dtype_size(DType dtype) { return dtype == DType::I64 ? 8 : 4; }
 
 void append_bytes(std::string& out, const void* data, size_t size) {
   out.append(static_cast<const char*>(data), size);
@@ -35,7 +35,7 @@ void append_bytes(std::string& out, const void* data, size_t size) {
 void append_data(std::string& out, const nn::StateEntry& entry) {
   const float* values = entry.value.data();
   const int64_t n = entry.value.numel();
-  if (entry.dtype == nn::DType::F32) return append_bytes(out, values, size_t(n) * sizeof(float));
+  if (entry.dtype == DType::F32) return append_bytes(out, values, size_t(n) * sizeof(float));
   for (int64_t i = 0; i < n; ++i) {
     const float v = values[i];
     if (!std::isfinite(v) || v != std::nearbyint(v))
@@ -105,7 +105,7 @@ class Reader {
  private:
   struct Slot {
     std::string name;
-    nn::DType dtype;
+    DType dtype;
     Shape shape;
     uint64_t begin, end;
   };
@@ -138,10 +138,10 @@ class Reader {
     if (!info.is_object()) bad("expected an object with dtype, shape and data_offsets");
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!info.contains(key)) bad(cat("the field \"", key, "\" is missing"));
-    Slot slot{name, nn::DType::F32, {}, 0, 0};
+    Slot slot{name, DType::F32, {}, 0, 0};
     const json& dtype = info["dtype"];
     if (dtype == "I64")
-      slot.dtype = nn::DType::I64;
+      slot.dtype = DType::I64;
     else if (dtype != "F32")
       bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32 and I64)"));
     const json& shape = info["shape"];
@@ -200,7 +200,7 @@ class Reader {
       Tensor value = Tensor::empty(slot.shape);
       bytes.resize(slot.end - slot.begin);
       read_bytes(bytes.data(), bytes.size());
-      if (slot.dtype == nn::DType::F32) {
+      if (slot.dtype == DType::F32) {
         // An empty tensor has no storage: memcpy must not see its null pointer (UB).
         if (!bytes.empty()) std::memcpy(value.data(), bytes.data(), bytes.size());
       } else {

@@ -1,4 +1,4 @@
-#include "minidl/nn/cross_entropy.hpp"
+#include "minidl/ops/cross_entropy.hpp"
 
 #include <cmath>
 #include <memory>
@@ -9,7 +9,7 @@
 #include "kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
-namespace minidl::nn {
+namespace minidl {
 
 std::string reduction_name(Reduction reduction) {
   switch (reduction) {
@@ -190,4 +190,4 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
                 });
 }
 
-}  // namespace minidl::nn
+}  // namespace minidl
