@@ -19,10 +19,10 @@ struct WideOptions {
 std::shared_ptr<nn::Sequential> wide_net(const WideOptions& o, Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   for (int64_t i = 0; i < o.depth; ++i) {
-    model->push_back(std::make_shared<nn::Linear>(o.width, o.width, true, gen));
+    model->push_back(std::make_shared<nn::Linear>(o.width, o.width, gen));
     model->push_back(std::make_shared<nn::Tanh>());
   }
-  model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, true, gen));
+  model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, gen));
   return model;
 }
 

@@ -153,3 +153,14 @@ TEST_CASE("DataLoader batches record no graph and carry multi-dimensional rows",
   }
   CHECK(start == 5);
 }
+
+TEST_CASE("DataLoader is constructible from tensors directly", "[data]") {
+  const Tensor inputs = Tensor::arange(10).reshape({5, 2}), targets = Tensor::arange(5);
+  data::DataLoader loader(inputs, targets, {.batch_size = 2});
+  CHECK(loader.size() == 3);
+  CHECK(loader.dataset().inputs().same(inputs));
+  std::vector<float> seen;
+  for (const data::Batch& batch : loader)
+    for (float t : batch.targets.to_vector()) seen.push_back(t);
+  CHECK(seen == std::vector<float>{0, 1, 2, 3, 4});
+}

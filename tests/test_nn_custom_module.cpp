@@ -30,9 +30,9 @@ class Affine : public nn::Module {
 class Classifier : public nn::Module {
  public:
   explicit Classifier(Generator& gen) {
-    hidden = register_module("hidden", std::make_shared<nn::Linear>(2, 16, true, gen));
+    hidden = register_module("hidden", std::make_shared<nn::Linear>(2, 16, gen));
     affine = register_module("affine", std::make_shared<Affine>(16));
-    out = register_module("out", std::make_shared<nn::Linear>(16, 2, true, gen));
+    out = register_module("out", std::make_shared<nn::Linear>(16, 2, gen));
   }
   Tensor forward(const Tensor& x) override { return out->forward(tanh(affine->forward(hidden->forward(x)))); }
   std::string type_name() const override { return "Classifier"; }

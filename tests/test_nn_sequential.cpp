@@ -13,9 +13,9 @@ namespace {
 // Linear(4, 3), Tanh, Linear(3, 2), Tanh, Linear(2, 2) as nn.Sequential builds it.
 std::shared_ptr<nn::Sequential> small_mlp(uint64_t seed) {
   Generator gen(seed);
-  return std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(4, 3, true, gen), std::make_shared<nn::Tanh>(),
-                                          std::make_shared<nn::Linear>(3, 2, true, gen), std::make_shared<nn::Tanh>(),
-                                          std::make_shared<nn::Linear>(2, 2, true, gen));
+  return std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(4, 3, gen), std::make_shared<nn::Tanh>(),
+                                          std::make_shared<nn::Linear>(3, 2, gen), std::make_shared<nn::Tanh>(),
+                                          std::make_shared<nn::Linear>(2, 2, gen));
 }
 
 std::vector<std::string> names(const nn::NamedTensors& named) {
@@ -64,11 +64,11 @@ TEST_CASE("Sequential chains forward through its children", "[nn]") {
 TEST_CASE("Sequential prints like PyTorch", "[nn]") {
   // print(nn.Sequential(nn.Linear(64, 10), nn.Tanh(),
   //                     nn.Sequential(nn.Linear(10, 3, bias=False), nn.ReLU())))
-  nn::Sequential inner{std::make_shared<nn::Linear>(10, 3, false), std::make_shared<nn::ReLU>()};
+  nn::Sequential inner{std::make_shared<nn::Linear>(nn::LinearOptions(10, 3).bias(false)), std::make_shared<nn::ReLU>()};
   nn::Sequential model;
   model.push_back(std::make_shared<nn::Linear>(64, 10));
   model.push_back(std::make_shared<nn::Tanh>());
-  model.push_back(std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(10, 3, false),
+  model.push_back(std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(nn::LinearOptions(10, 3).bias(false)),
                                                    std::make_shared<nn::ReLU>()));
   CHECK(model.repr() ==
         "Sequential(\n"
@@ -148,4 +148,30 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
                                                             Catch::Contains("[3, 2]") && Catch::Contains("[2, 3]"));
     REQUIRE_THROWS_WITH(target->load_state_dict(wrong, false), Catch::Contains("size mismatch for 2.weight"));
   }
+}
+
+TEST_CASE("Sequential takes modules by value or by pointer, and gives a child back typed", "[nn][sequential]") {
+  auto shared_tanh = std::make_shared<nn::Tanh>();
+  nn::Sequential seq(nn::Linear(64, 10), shared_tanh, nn::Linear(nn::LinearOptions(10, 3).bias(false)));
+  REQUIRE(seq.size() == 3);
+  CHECK(seq[1] == shared_tanh);  // a pointer is kept, not copied
+  nn::Linear& first = seq.at<nn::Linear>(0);
+  CHECK(first.in_features() == 64);
+  CHECK(first.weight.shape() == Shape{10, 64});
+  CHECK_FALSE(seq.at<nn::Linear>(2).bias.defined());
+  CHECK(seq.parameters().size() == 3);  // a moved Linear keeps its registered tensors
+  CHECK(seq.parameters()[0].same(first.weight));
+  CHECK(seq(Tensor::ones({2, 64})).shape() == Shape{2, 3});
+  REQUIRE_THROWS_WITH(seq.at<nn::Linear>(1), "Sequential::at: child 1 is a Tanh, not the type asked for");
+  REQUIRE_THROWS_WITH(seq.at<nn::Linear>(3), Catch::Contains("index 3 is out of range for a Sequential of 3"));
+}
+
+TEST_CASE("parameters() lists a module registered twice once (tied weights)", "[nn][sequential]") {
+  auto shared = std::make_shared<nn::Linear>(4, 4);
+  nn::Sequential seq(shared, nn::Tanh(), shared);
+  CHECK(seq.named_parameters().size() == 4);  // "0.weight", "0.bias", "2.weight", "2.bias"
+  const std::vector<Tensor> params = seq.parameters();
+  REQUIRE(params.size() == 2);
+  CHECK(params[0].same(shared->weight));
+  CHECK(params[1].same(shared->bias));
 }

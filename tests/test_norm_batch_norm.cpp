@@ -1,4 +1,4 @@
-// BatchNorm1d / BatchNorm2d and the fused batch_norm op against REFERENCE.md's worked
+// BatchNorm1d / BatchNorm2d and the fused batch_norm op against the worked
 // examples, plain-loop references, finite differences and the composite version.
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"

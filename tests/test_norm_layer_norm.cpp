@@ -1,4 +1,4 @@
-// LayerNorm and the fused layer_norm op against REFERENCE.md's worked examples, a
+// LayerNorm and the fused layer_norm op against the worked examples of docs/normalization.md, a
 // plain-loop reference, finite differences and the composite version.
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"

@@ -1,4 +1,4 @@
-// RMSNorm and the fused rms_norm op against REFERENCE.md's worked examples, a plain-loop
+// RMSNorm and the fused rms_norm op against the worked examples of docs/normalization.md, a plain-loop
 // reference, finite differences and the composite version.
 #include <limits>
 

@@ -254,3 +254,11 @@ TEST_CASE("SGD steps a large parameter on several threads with the bits of one t
   CHECK(one == two);
   CHECK(one == w);
 }
+
+TEST_CASE("SGD refuses a missing or negative lr, as PyTorch, and allows lr = 0", "[optim]") {
+  Tensor p = Tensor::zeros({2}).requires_grad_(true);
+  REQUIRE_THROWS_WITH(optim::SGD({p}, {.momentum = 0.9}),
+                      "SGD: lr is required (SGDOptions{.lr = ...}), got none or NaN");
+  REQUIRE_THROWS_WITH(optim::SGD({p}, {.lr = -0.1}), "SGD: invalid learning rate: lr=-0.1 (expected >= 0)");
+  CHECK_NOTHROW(optim::SGD({p}, {.lr = 0.0}));
+}

@@ -288,3 +288,15 @@ TEST_CASE("printing matches PyTorch", "[tensor]") {
   out << Tensor::from_vector({0.5f});
   CHECK(out.str() == "tensor([0.5000])");
 }
+
+TEST_CASE("Tensor::randn(shape) draws from the global generator, x.sum() and x.mean(axes) reduce", "[tensor]") {
+  default_generator().manual_seed(11);
+  const Tensor a = Tensor::randn({2, 3});
+  Generator same(11);
+  minidl::testing::check_close(a, Tensor::randn({2, 3}, same), 0.0, 0.0);
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
+  minidl::testing::check_close(x.sum(), {21.0f}, 0.0, 0.0);
+  minidl::testing::check_close(x.mean({0}), {2.5f, 3.5f, 4.5f}, 0.0, 0.0);
+  CHECK(x.mean({1}, true).shape() == Shape{2, 1});
+  minidl::testing::check_close(x.sum({1}), sum(x, {1}), 0.0, 0.0);
+}

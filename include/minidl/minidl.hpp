@@ -1,6 +1,7 @@
 #pragma once
 // minidl: a small deep-learning framework. One include for all of it.
 #include "minidl/autograd/grad_mode.hpp"
+#include "minidl/autograd/gradcheck.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/data/tensor_dataset.hpp"

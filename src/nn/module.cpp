@@ -1,5 +1,7 @@
 #include "minidl/nn/module.hpp"
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 
@@ -29,7 +31,10 @@ NamedTensors Module::named_parameters() const {
 
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> out;
-  for (auto& [name, value] : named_parameters()) out.push_back(value);
+  for (auto& [name, value] : named_parameters()) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Tensor& p) { return p.same(value); });
+    if (!seen) out.push_back(value);
+  }
   return out;
 }
 

@@ -182,4 +182,7 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   return out;
 }
 
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const { return minidl::sum(*this, axes, keepdim); }
+Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const { return minidl::mean(*this, axes, keepdim); }
+
 }  // namespace minidl

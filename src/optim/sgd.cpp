@@ -1,5 +1,7 @@
 #include "minidl/optim/sgd.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 
 #include "minidl/autograd/grad_mode.hpp"
@@ -11,6 +13,7 @@ namespace minidl::optim {
 namespace {
 
 void check_options(const SGDOptions& o) {
+  if (std::isnan(o.lr)) throw UsageError("SGD: lr is required (SGDOptions{.lr = ...}), got none or NaN");
   if (!(o.lr >= 0.0)) throw UsageError(cat("SGD: invalid learning rate: lr=", o.lr, " (expected >= 0)"));
   if (!(o.momentum >= 0.0)) throw UsageError(cat("SGD: invalid momentum value: momentum=", o.momentum, " (expected >= 0)"));
   if (!(o.weight_decay >= 0.0))

@@ -29,6 +29,10 @@ class Module {
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
+  /// Movable: a layer built by value (nn::Linear(64, 10)) moves into a Sequential. Its
+  /// tensors are handles, so they move with it.
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
 
   virtual Tensor forward(const Tensor& input) = 0;
   Tensor operator()(const Tensor& input) { return forward(input); }
@@ -40,6 +44,8 @@ class Module {
   /// PyTorch's repr, children indented and named.
   std::string repr() const;
 
+  /// Every parameter once, in named_parameters() order: a module (or tensor) registered
+  /// twice, as in tied weights, is listed at its first place only, as in PyTorch.
   std::vector<Tensor> parameters() const;
   NamedTensors named_parameters() const;  // recursive, dotted names
   NamedTensors named_buffers() const;     // recursive, dotted names
