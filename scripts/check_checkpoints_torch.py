@@ -139,7 +139,7 @@ def torch_to_minidl(binary, norm, data, work):
     ours = read_curve(curves, norm)
     check(len(ours) == len(losses), f"{norm}: digits took {len(ours)} steps, PyTorch {len(losses)}")
     # The first step shows the loaded weights are PyTorch's, to rounding. After it, minidl must
-    # stay as close to PyTorch float32 as PyTorch float32 stays to float64 (REFERENCE.md: deep
+    # stay as close to PyTorch float32 as PyTorch float32 stays to float64 (docs/numerics-and-pytorch.md: deep
     # tanh stacks with LayerNorm or GroupNorm amplify rounding).
     check(abs(ours[0] - losses[0]) < 1e-5, f"{norm}: first step loss digits {ours[0]} vs PyTorch {losses[0]}")
     drift, worst = 0.0, 0.0
