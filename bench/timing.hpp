@@ -3,8 +3,8 @@
 // the sgemm calls a workload made take when replayed alone, same shapes, same process.
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <vector>

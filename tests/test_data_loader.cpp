@@ -100,10 +100,10 @@ TEST_CASE("DataLoader draws a new permutation every epoch, the same ones for the
     auto order_a = flatten(epoch_rows(a));
     auto sorted = order_a;
     std::sort(sorted.begin(), sorted.end());
-    CHECK(sorted == identity);                         // every example exactly once
-    CHECK(seen.insert(order_a).second);                // a new order each epoch
-    CHECK(order_a == flatten(epoch_rows(b)));          // same seed, same order
-    CHECK(order_a != flatten(epoch_rows(c)));          // another seed, another order
+    CHECK(sorted == identity);                 // every example exactly once
+    CHECK(seen.insert(order_a).second);        // a new order each epoch
+    CHECK(order_a == flatten(epoch_rows(b)));  // same seed, same order
+    CHECK(order_a != flatten(epoch_rows(c)));  // another seed, another order
   }
   CHECK(!seen.count(identity));
 }

@@ -127,8 +127,8 @@ TEST_CASE("read_split_indices names file, line and column of a bad index", "[dat
 TEST_CASE("load_digits names the split file it cannot find", "[data]") {
   TempDir dir;
   dir.write("digits.csv", row(0, 1));
-  REQUIRE_THROWS_WITH(data::load_digits(dir.path().string()), Catch::Contains("digits_train_indices.txt") &&
-                                                                  Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(data::load_digits(dir.path().string()),
+                      Catch::Contains("digits_train_indices.txt") && Catch::Contains("cannot open"));
 }
 
 TEST_CASE("read_batch_order reads one permutation per epoch", "[data]") {
@@ -155,5 +155,6 @@ TEST_CASE("read_batch_order names file, line and column of what is not a permuta
   check("0,1,2,3\n\n1,0,2,3\n", 2, "line 2: expected 4 indices");
   check("", 1, "the file is empty");
   const std::string missing = dir.file("none.txt");
-  REQUIRE_THROWS_WITH(data::read_batch_order(missing, 4, 1), Catch::Contains(missing) && Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(data::read_batch_order(missing, 4, 1),
+                      Catch::Contains(missing) && Catch::Contains("cannot open"));
 }

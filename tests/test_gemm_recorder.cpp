@@ -5,8 +5,8 @@
 #include "minidl/minidl.hpp"
 
 using namespace minidl;
-using kernels::GemmCall;
 using bench::GemmRecorder;
+using kernels::GemmCall;
 
 namespace {
 bool same_call(const GemmCall& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {

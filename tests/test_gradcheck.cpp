@@ -1,7 +1,6 @@
 // autograd::gradcheck, the public gradient check: it passes correct ops, fails a wrong
 // backward with a report naming the worst element, and checks its own options.
 #include "minidl/autograd/gradcheck.hpp"
-
 #include "minidl/autograd/node.hpp"
 #include "support/check.hpp"
 
@@ -16,7 +15,8 @@ Tensor square_with_bad_backward(const Tensor& x, int64_t wrong) {
   for (int64_t i = 0; i < x.numel(); ++i) out.data()[i] = x.data()[i] * x.data()[i];
   return record(out, "BadSquare", {x}, [x = x.detach(), wrong](const Tensor& dy) {
     Tensor dx = Tensor::empty(x.shape());
-    for (int64_t i = 0; i < x.numel(); ++i) dx.data()[i] = 2.0f * x.data()[i] * dy.data()[i] + (i == wrong ? 1.0f : 0.0f);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      dx.data()[i] = 2.0f * x.data()[i] * dy.data()[i] + (i == wrong ? 1.0f : 0.0f);
     return std::vector<Tensor>{dx};
   });
 }
@@ -45,7 +45,8 @@ TEST_CASE("gradcheck fails a wrong backward and names the worst element", "[grad
   // Without raise_exception = false it throws the same message.
   REQUIRE_THROWS_WITH(gradcheck(f, {x.clone()}), report.message);
   // The correct backward of the same op passes.
-  CHECK(gradcheck([](const std::vector<Tensor>& in) { return square_with_bad_backward(in[0], -1); }, {x.clone()}).passed);
+  CHECK(
+      gradcheck([](const std::vector<Tensor>& in) { return square_with_bad_backward(in[0], -1); }, {x.clone()}).passed);
 }
 
 TEST_CASE("gradcheck: a NaN fails, a constant input passes, options are checked", "[gradcheck]") {

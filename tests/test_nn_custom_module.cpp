@@ -66,9 +66,9 @@ TEST_CASE("A user-defined module registers parameters and computes from ops", "[
   check_close(affine(Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3})), {3, -2, 0.5f, 9, -5, 2});
   CHECK(affine.repr() == "Affine(features=3)");
   CHECK(affine.scale.requires_grad());
-  check_gradients([&](const std::vector<Tensor>& in) { return in[0] * in[1] + in[2]; },
-                  {Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3}), affine.scale.detach().clone(),
-                   affine.shift.detach().clone()});
+  check_gradients(
+      [&](const std::vector<Tensor>& in) { return in[0] * in[1] + in[2]; },
+      {Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3}), affine.scale.detach().clone(), affine.shift.detach().clone()});
 }
 
 TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[nn][optim][loss]") {
@@ -76,8 +76,8 @@ TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[
   Classifier model(gen);
   std::vector<std::string> names;
   for (const auto& [name, value] : model.named_parameters()) names.push_back(name);
-  CHECK(names == std::vector<std::string>{"hidden.weight", "hidden.bias", "affine.scale", "affine.shift",
-                                          "out.weight", "out.bias"});
+  CHECK(names == std::vector<std::string>{"hidden.weight", "hidden.bias", "affine.scale", "affine.shift", "out.weight",
+                                          "out.bias"});
   CHECK(model.repr() ==
         "Classifier(\n"
         "  (hidden): Linear(in_features=2, out_features=16, bias=True)\n"

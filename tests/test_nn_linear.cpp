@@ -47,9 +47,8 @@ TEST_CASE("Linear gradients for input, weight and bias match finite differences"
   Generator gen(7);
   nn::Linear layer(5, 3, gen);
   Tensor x = Tensor::randn({4, 5}, gen);
-  check_gradients(
-      [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
-      {x, layer.weight.detach().clone(), layer.bias.detach().clone()});
+  check_gradients([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                  {x, layer.weight.detach().clone(), layer.bias.detach().clone()});
   // And through the module: backward reaches the registered parameters.
   Tensor xs = x.detach().clone().requires_grad_();
   sum(layer(xs)).backward();
@@ -57,7 +56,8 @@ TEST_CASE("Linear gradients for input, weight and bias match finite differences"
   check_close(layer.bias.grad(), {4.0f, 4.0f, 4.0f});
   Tensor column_sums = sum(x, {0}, true);  // (1, 5)
   for (int64_t o = 0; o < 3; ++o)
-    for (int64_t i = 0; i < 5; ++i) CHECK(layer.weight.grad().at({o, i}) == Approx(column_sums.at({0, i})).margin(1e-5));
+    for (int64_t i = 0; i < 5; ++i)
+      CHECK(layer.weight.grad().at({o, i}) == Approx(column_sums.at({0, i})).margin(1e-5));
   Tensor weight_sums = sum(layer.weight.detach(), {0});  // (5)
   for (int64_t n = 0; n < 4; ++n)
     for (int64_t i = 0; i < 5; ++i) CHECK(xs.grad().at({n, i}) == Approx(weight_sums.at({i})).margin(1e-5));
@@ -109,9 +109,8 @@ TEST_CASE("Linear parameters require grad and print like PyTorch", "[nn]") {
 
 TEST_CASE("Linear errors name the shapes", "[nn]") {
   nn::Linear layer(3, 2);
-  REQUIRE_THROWS_WITH(layer(Tensor::zeros({4, 5})),
-                      Catch::Contains("expected input of shape [*, 3]") && Catch::Contains("[2, 3]") &&
-                          Catch::Contains("got [4, 5]"));
+  REQUIRE_THROWS_WITH(layer(Tensor::zeros({4, 5})), Catch::Contains("expected input of shape [*, 3]") &&
+                                                        Catch::Contains("[2, 3]") && Catch::Contains("got [4, 5]"));
   REQUIRE_THROWS_WITH(layer(Tensor::scalar(1.0f)), Catch::Contains("got []"));
   REQUIRE_THROWS_WITH(nn::Linear(0, 2), Catch::Contains("in_features=0"));
   REQUIRE_THROWS_WITH(nn::Linear(3, -1), Catch::Contains("out_features=-1"));
@@ -125,8 +124,8 @@ TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]"
     int64_t in, out;
     bool bias;
   };
-  for (const Spec& spec : {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false},
-                           Spec{"linear_batch1", 7, 2, true}}) {
+  for (const Spec& spec :
+       {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false}, Spec{"linear_batch1", 7, 2, true}}) {
     INFO(spec.name);
     minidl::testing::Fixture f(spec.name);
     nn::Linear layer(nn::LinearOptions(spec.in, spec.out).bias(spec.bias));

@@ -64,7 +64,8 @@ TEST_CASE("Sequential chains forward through its children", "[nn]") {
 TEST_CASE("Sequential prints like PyTorch", "[nn]") {
   // print(nn.Sequential(nn.Linear(64, 10), nn.Tanh(),
   //                     nn.Sequential(nn.Linear(10, 3, bias=False), nn.ReLU())))
-  nn::Sequential inner{std::make_shared<nn::Linear>(nn::LinearOptions(10, 3).bias(false)), std::make_shared<nn::ReLU>()};
+  nn::Sequential inner{std::make_shared<nn::Linear>(nn::LinearOptions(10, 3).bias(false)),
+                       std::make_shared<nn::ReLU>()};
   nn::Sequential model;
   model.push_back(std::make_shared<nn::Linear>(64, 10));
   model.push_back(std::make_shared<nn::Tanh>());
@@ -138,7 +139,8 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
   SECTION("an unexpected key is refused") {
     nn::StateDict extra = state;
     extra.push_back({"5.weight", Tensor::zeros({2, 2}), DType::F32});
-    REQUIRE_THROWS_WITH(target->load_state_dict(extra), Catch::Contains("unexpected key(s) in state_dict: \"5.weight\""));
+    REQUIRE_THROWS_WITH(target->load_state_dict(extra),
+                        Catch::Contains("unexpected key(s) in state_dict: \"5.weight\""));
     REQUIRE_NOTHROW(target->load_state_dict(extra, false));
   }
   SECTION("a wrong shape is refused even when not strict") {

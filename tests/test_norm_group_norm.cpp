@@ -105,9 +105,8 @@ TEST_CASE("GroupNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][grou
 }
 
 TEST_CASE("GroupNorm errors name what was expected", "[norm][group_norm]") {
-  REQUIRE_THROWS_WITH(nn::GroupNorm(4, 6),
-                      Catch::Contains("num_channels must be divisible by num_groups") && Catch::Contains("num_channels=6") &&
-                          Catch::Contains("num_groups=4"));
+  REQUIRE_THROWS_WITH(nn::GroupNorm(4, 6), Catch::Contains("num_channels must be divisible by num_groups") &&
+                                               Catch::Contains("num_channels=6") && Catch::Contains("num_groups=4"));
   REQUIRE_THROWS_WITH(group_norm(Tensor::zeros({2, 6, 3}), 4, Tensor(), Tensor()),
                       Catch::Contains("Expected number of channels in input to be divisible by num_groups, but got "
                                       "input of shape [2, 6, 3] and num_groups=4"));

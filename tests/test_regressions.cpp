@@ -65,7 +65,8 @@ TEST_CASE("the fuzzers' seed corpora give a value or a UsageError naming the fil
   each_seed("digits_csv", [](std::string text, const std::string& name) { data::parse_digits_csv(text, name); });
   each_seed("split_indices",
             [](std::string text, const std::string& name) { data::parse_split_indices(text, name, 1797); });
-  each_seed("batch_order", [](std::string text, const std::string& name) { data::parse_batch_order(text, name, 10, 2); });
+  each_seed("batch_order",
+            [](std::string text, const std::string& name) { data::parse_batch_order(text, name, 10, 2); });
   each_seed("safetensors", [](std::string bytes, const std::string& name) { io::parse_safetensors(bytes, name); });
 }
 

@@ -122,8 +122,9 @@ TEST_CASE("load_safetensors names the file and what is wrong with a corrupt one"
     REQUIRE_THROWS_AS(io::load_safetensors(path), UsageError);
     REQUIRE_THROWS_WITH(io::load_safetensors(path), Catch::Contains(path + ": ") && Catch::Contains(what));
   };
-  CHECK(io::load_safetensors(dir.write("ok.safetensors", make_file(good_header, floats({1, 2}))))[0]
-            .value.to_vector() == std::vector<float>{1, 2});
+  CHECK(
+      io::load_safetensors(dir.write("ok.safetensors", make_file(good_header, floats({1, 2}))))[0].value.to_vector() ==
+      std::vector<float>{1, 2});
 
   check("", "truncated: the file has 0 bytes");
   check(std::string(5, '\x01'), "truncated: the file has 5 bytes");
@@ -136,9 +137,9 @@ TEST_CASE("load_safetensors names the file and what is wrong with a corrupt one"
         "entry \"w\": unsupported dtype \"F16\"");
   check(make_file(R"({"w":{"shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "the field \"dtype\" is missing");
   check(make_file(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", floats({1, 2})), "not a size");
-  check(make_file(R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,8]}})",
-                  floats({1, 2})),
-        "absurdly large");
+  check(
+      make_file(R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,8]}})", floats({1, 2})),
+      "absurdly large");
   check(make_file(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1, 2})),
         "shape [3] with dtype F32 needs 12 bytes, but data_offsets [0, 8] hold 8");
   check(make_file(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", floats({1, 2})),

@@ -5,8 +5,8 @@
 #include "support/check.hpp"
 
 using namespace minidl;
-using minidl::testing::check_close;
 using Catch::Contains;
+using minidl::testing::check_close;
 
 TEST_CASE("constant factories fill the requested shape", "[tensor]") {
   Tensor z = Tensor::zeros({2, 3});
@@ -279,7 +279,10 @@ TEST_CASE("printing matches PyTorch", "[tensor]") {
         "tensor([0.0000, 0.1429, 0.2857, 0.4286, 0.5714, 0.7143, 0.8571, 1.0000],\n       requires_grad=True)");
   CHECK((sevenths * 1.0f).to_string() ==
         "tensor([0.0000, 0.1429, 0.2857, 0.4286, 0.5714, 0.7143, 0.8571, 1.0000],\n       grad_fn=<MulBackward0>)");
-  CHECK((Tensor::arange(30) / 7.0f).requires_grad_().to_string().ends_with("3.8571, 4.0000, 4.1429], requires_grad=True)"));
+  CHECK((Tensor::arange(30) / 7.0f)
+            .requires_grad_()
+            .to_string()
+            .ends_with("3.8571, 4.0000, 4.1429], requires_grad=True)"));
   CHECK(Tensor::from_vector({123456.7f, 1}).to_string() == "tensor([1.2346e+05, 1.0000e+00])");
   CHECK(Tensor::from_vector({1e-4f, 1}).to_string() == "tensor([1.0000e-04, 1.0000e+00])");
   CHECK(Tensor::from_vector({-0.0f, 0}).to_string() == "tensor([-0., 0.])");

@@ -5,13 +5,13 @@
 #include <cstdio>
 #include <memory>
 
-#include "scale_norm.hpp"
 #include "minidl/autograd/gradcheck.hpp"
 #include "minidl/nn/activation.hpp"
-#include "minidl/ops/cross_entropy.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/sequential.hpp"
+#include "minidl/ops/cross_entropy.hpp"
 #include "minidl/optim/sgd.hpp"
+#include "scale_norm.hpp"
 
 using namespace minidl;
 
@@ -20,9 +20,9 @@ int main() {
 
   // 1. The fused backward against central differences (x and g), and against the composite.
   const Tensor x = Tensor::randn({4, 6}, gen), g = Tensor::from_vector({1.7f});
-  const autograd::GradcheckReport check = autograd::gradcheck(
-      [](const std::vector<Tensor>& in) { return custom::scale_norm(in[0], in[1]); }, {x.clone(), g.clone()},
-      {.raise_exception = false});
+  const autograd::GradcheckReport check =
+      autograd::gradcheck([](const std::vector<Tensor>& in) { return custom::scale_norm(in[0], in[1]); },
+                          {x.clone(), g.clone()}, {.raise_exception = false});
   const Tensor fused = custom::scale_norm(x, g), composite = custom::scale_norm_composite(x, g);
   double forward_error = 0.0;
   for (int64_t i = 0; i < x.numel(); ++i)
@@ -34,8 +34,8 @@ int main() {
   // 2. In a model: Linear -> ScaleNorm -> Tanh -> Linear on a synthetic 4-class problem
   //    (the class is the argmax of a fixed random projection of the input).
   auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(16, 32, gen),
-                                                std::make_shared<custom::ScaleNorm>(32),
-                                                std::make_shared<nn::Tanh>(), std::make_shared<nn::Linear>(32, 4, gen));
+                                                std::make_shared<custom::ScaleNorm>(32), std::make_shared<nn::Tanh>(),
+                                                std::make_shared<nn::Linear>(32, 4, gen));
   std::printf("%s\n", model->repr().c_str());
   const Tensor inputs = Tensor::randn({256, 16}, gen);
   const Tensor targets = argmax(matmul(inputs, Tensor::randn({16, 4}, gen)), 1);

@@ -68,8 +68,8 @@ class ScaleNorm : public nn::Module {
   }
   Tensor forward(const Tensor& x) override {
     if (x.dim() < 1 || x.size(-1) != features_)
-      throw Error(cat("ScaleNorm(", features_, "): expected input of shape [*, ", features_, "], got ",
-                      to_string(x.shape())));
+      throw Error(
+          cat("ScaleNorm(", features_, "): expected input of shape [*, ", features_, "], got ", to_string(x.shape())));
     return scale_norm(x, g, eps_);
   }
   std::string type_name() const override { return "ScaleNorm"; }

@@ -37,10 +37,10 @@ double central_difference(const GradcheckFunction& f, const std::vector<Tensor>&
 
 std::string describe(const GradcheckReport& r, const GradcheckOptions& o) {
   if (r.index < 0) return "gradcheck passed: no input elements";
-  return cat("gradcheck ", r.passed ? "passed" : "failed", ": worst element is input ", r.input, ", element ",
-             r.index, " (flat): analytic ", r.analytic, ", numeric ", r.numeric, ", |diff| ",
-             std::abs(r.analytic - r.numeric), " against atol + rtol * |numeric| = ",
-             o.atol + o.rtol * std::abs(r.numeric), " (eps ", o.eps, ", atol ", o.atol, ", rtol ", o.rtol, ")");
+  return cat("gradcheck ", r.passed ? "passed" : "failed", ": worst element is input ", r.input, ", element ", r.index,
+             " (flat): analytic ", r.analytic, ", numeric ", r.numeric, ", |diff| ", std::abs(r.analytic - r.numeric),
+             " against atol + rtol * |numeric| = ", o.atol + o.rtol * std::abs(r.numeric), " (eps ", o.eps, ", atol ",
+             o.atol, ", rtol ", o.rtol, ")");
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ GradcheckReport gradcheck(const GradcheckFunction& f, std::vector<Tensor> inputs
       const double n = central_difference(f, inputs, v, inputs[k].data()[i], options.eps);
       const double bound = options.atol + options.rtol * std::abs(n);
       const double diff = std::abs(a - n);
-      double excess = diff == 0.0 ? 0.0 : diff / bound;                           // bound 0: infinity
+      double excess = diff == 0.0 ? 0.0 : diff / bound;                          // bound 0: infinity
       if (std::isnan(excess)) excess = std::numeric_limits<double>::infinity();  // a NaN on either side
       if (excess > worst.excess) worst = {excess <= 1.0, k, i, a, n, excess, ""};
     }

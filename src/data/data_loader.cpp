@@ -12,8 +12,8 @@ namespace minidl::data {
 DataLoader::DataLoader(const TensorDataset& dataset, DataLoaderOptions options)
     : dataset_(dataset), options_(options), generator_(options.seed) {
   if (options_.batch_size <= 0)
-    throw Error(cat("DataLoader: batch_size should be a positive integer value, but got batch_size=",
-                    options_.batch_size));
+    throw Error(
+        cat("DataLoader: batch_size should be a positive integer value, but got batch_size=", options_.batch_size));
   order_.reserve(size_t(dataset_.size()));
   indices_.reserve(size_t(options_.batch_size));
 }

@@ -10,8 +10,8 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
           const float* b, float beta, float* c);
 
 /// The same product as plain loops, the reference the BLAS path is tested against.
-void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                    const float* a, const float* b, float beta, float* c);
+void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                    const float* b, float beta, float* c);
 
 /// One gemm() call as a log saw it: its shape, and the addresses of its operands, so a
 /// replay can give each buffer of the workload a buffer of its own (the same memory

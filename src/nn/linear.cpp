@@ -38,8 +38,7 @@ Tensor Linear::forward(const Tensor& input) {
 }
 
 std::string Linear::extra_repr() const {
-  return cat("in_features=", in_features_, ", out_features=", out_features_,
-             ", bias=", python_bool(bias.defined()));
+  return cat("in_features=", in_features_, ", out_features=", out_features_, ", bias=", python_bool(bias.defined()));
 }
 
 }  // namespace minidl::nn

@@ -1,7 +1,6 @@
 #include "minidl/nn/module.hpp"
 
 #include <algorithm>
-
 #include <map>
 #include <set>
 

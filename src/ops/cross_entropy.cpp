@@ -4,18 +4,21 @@
 #include <memory>
 #include <vector>
 
-#include "minidl/autograd/node.hpp"
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
+#include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl {
 
 std::string reduction_name(Reduction reduction) {
   switch (reduction) {
-    case Reduction::None: return "none";
-    case Reduction::Mean: return "mean";
-    case Reduction::Sum: return "sum";
+    case Reduction::None:
+      return "none";
+    case Reduction::Mean:
+      return "mean";
+    case Reduction::Sum:
+      return "sum";
   }
   return "unknown";
 }
@@ -33,9 +36,7 @@ struct Problem {
   double smoothing = 0.0;
 };
 
-std::string describe_target(float v) {
-  return std::isfinite(v) && std::abs(v) < 1e15f ? cat(int64_t(v)) : cat(v);
-}
+std::string describe_target(float v) { return std::isfinite(v) && std::abs(v) < 1e15f ? cat(int64_t(v)) : cat(v); }
 
 // Checks the shapes and options; fills n, c, weights.
 Problem check_inputs(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
@@ -69,8 +70,9 @@ void read_classes(const Tensor& targets, int64_t ignore_index, Problem& p) {
   for (int64_t i = 0; i < p.n; ++i) {
     const float v = t[i];
     if (!std::isfinite(v) || v != std::floor(v))
-      throw Error(cat("cross_entropy: target ", v, " at position ", i, " is not a class index (expected an integer in [0, ",
-                      p.c, ") or ignore_index ", ignore_index, ")"));
+      throw Error(cat("cross_entropy: target ", v, " at position ", i,
+                      " is not a class index (expected an integer in [0, ", p.c, ") or ignore_index ", ignore_index,
+                      ")"));
     if (double(v) == double(ignore_index)) {
       p.classes[size_t(i)] = kIgnored;
       continue;
@@ -155,8 +157,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   read_classes(targets, options.ignore_index, p);
 
   const bool want_grad = needs_grad({logits});
-  std::vector<RowStats> stats(size_t(p.n));  // (N)
-  std::vector<double> loss(size_t(p.n));     // (N)
+  std::vector<RowStats> stats(size_t(p.n));                                               // (N)
+  std::vector<double> loss(size_t(p.n));                                                  // (N)
   auto probs = std::make_shared<std::vector<double>>(want_grad ? size_t(p.n * p.c) : 0);  // (N, C)
   cross_entropy_forward(logits.data(), p, stats.data(), loss.data(), want_grad ? probs->data() : nullptr);
 

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <span>
 
-#include "minidl/autograd/grad_mode.hpp"
-
-#include "minidl/autograd/node.hpp"
 #include "kernels/broadcast.hpp"
+#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/autograd/node.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
 

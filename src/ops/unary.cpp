@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "minidl/autograd/node.hpp"
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
 #include "kernels/tanh.hpp"
+#include "minidl/autograd/node.hpp"
 #include "minidl/ops/binary.hpp"
 
 namespace minidl {
@@ -72,8 +72,9 @@ Tensor rsqrt(const Tensor& x) {
 
 Tensor pow(const Tensor& x, float exponent) {
   Tensor out = map(x, [exponent](float v) { return std::pow(v, exponent); });
-  return with_local_grad(out, "Pow", x, x,
-                         [exponent](float v) { return exponent == 0.0f ? 0.0f : exponent * std::pow(v, exponent - 1.0f); });
+  return with_local_grad(out, "Pow", x, x, [exponent](float v) {
+    return exponent == 0.0f ? 0.0f : exponent * std::pow(v, exponent - 1.0f);
+  });
 }
 
 Tensor tanh(const Tensor& x) {

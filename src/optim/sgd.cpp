@@ -1,12 +1,11 @@
 #include "minidl/optim/sgd.hpp"
 
+#include <algorithm>
 #include <cmath>
 
-#include <algorithm>
-
-#include "minidl/autograd/grad_mode.hpp"
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::optim {
@@ -15,12 +14,13 @@ namespace {
 void check_options(const SGDOptions& o) {
   if (std::isnan(o.lr)) throw UsageError("SGD: lr is required (SGDOptions{.lr = ...}), got none or NaN");
   if (!(o.lr >= 0.0)) throw UsageError(cat("SGD: invalid learning rate: lr=", o.lr, " (expected >= 0)"));
-  if (!(o.momentum >= 0.0)) throw UsageError(cat("SGD: invalid momentum value: momentum=", o.momentum, " (expected >= 0)"));
+  if (!(o.momentum >= 0.0))
+    throw UsageError(cat("SGD: invalid momentum value: momentum=", o.momentum, " (expected >= 0)"));
   if (!(o.weight_decay >= 0.0))
     throw UsageError(cat("SGD: invalid weight_decay value: weight_decay=", o.weight_decay, " (expected >= 0)"));
   if (o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0))
-    throw UsageError(cat("SGD: nesterov momentum requires a momentum > 0 and zero dampening, got momentum=",
-                         o.momentum, ", dampening=", o.dampening));
+    throw UsageError(cat("SGD: nesterov momentum requires a momentum > 0 and zero dampening, got momentum=", o.momentum,
+                         ", dampening=", o.dampening));
 }
 
 // One step's coefficients, float32 as PyTorch's kernels apply their Python-float alphas.
@@ -61,7 +61,8 @@ void SGD::set_lr(double lr) {
 
 const Tensor& SGD::momentum_buffer(size_t i) const {
   if (i >= momentum_buffers_.size())
-    throw Error(cat("SGD::momentum_buffer: index ", i, " is out of range for ", momentum_buffers_.size(), " parameters"));
+    throw Error(
+        cat("SGD::momentum_buffer: index ", i, " is out of range for ", momentum_buffers_.size(), " parameters"));
   return momentum_buffers_[i];
 }
 

@@ -35,9 +35,8 @@ inline void check_close(const Tensor& actual, const std::vector<float>& expected
 
 /// The library's autograd::gradcheck as a Catch check: passes when every input's gradient
 /// matches central differences within atol + rtol |numeric|; the failure names the worst element.
-inline void check_gradients(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                            std::vector<Tensor> inputs, double eps = 1e-2, double atol = 2e-3,
-                            double rtol = 2e-2) {
+inline void check_gradients(const std::function<Tensor(const std::vector<Tensor>&)>& f, std::vector<Tensor> inputs,
+                            double eps = 1e-2, double atol = 2e-3, double rtol = 2e-2) {
   const autograd::GradcheckReport report =
       autograd::gradcheck(f, std::move(inputs), {.eps = eps, .atol = atol, .rtol = rtol, .raise_exception = false});
   INFO(report.message);

@@ -18,8 +18,7 @@ float parse_pixel(const detail::TextLines& lines, std::string_view field, int64_
   if (field.empty()) lines.fail(column, "missing value (expected a pixel count 0..16)");
   auto value = detail::parse_number(field);
   if (!value) lines.fail(column, cat(detail::quoted(field), " is not a number (expected a pixel count 0..16)"));
-  if (*value < 0.0 || *value > kMaxPixel)
-    lines.fail(column, cat("pixel value ", field, " is outside 0..16"));
+  if (*value < 0.0 || *value > kMaxPixel) lines.fail(column, cat("pixel value ", field, " is outside 0..16"));
   return float(*value / kMaxPixel);
 }
 
@@ -37,8 +36,7 @@ Digits parse_digits(detail::TextLines lines) {
   while (auto line = lines.next()) {
     detail::split_fields(*line, ',', fields);
     if (int64_t(fields.size()) != kColumns)
-      lines.fail(cat("expected ", kColumns, " comma-separated columns (64 pixels and the label), got ",
-                     fields.size()));
+      lines.fail(cat("expected ", kColumns, " comma-separated columns (64 pixels and the label), got ", fields.size()));
     for (int64_t c = 0; c < kPixels; ++c) pixels.push_back(parse_pixel(lines, fields[size_t(c)], c + 1));
     labels.push_back(parse_label(lines, fields[kPixels], kColumns));
   }

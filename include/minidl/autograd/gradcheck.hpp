@@ -21,11 +21,11 @@ namespace minidl::autograd {
 /// eps = 1e-6, atol = 1e-5, rtol = 1e-3 assume float64): an element passes when
 /// |analytic - numeric| <= atol + rtol * |numeric|.
 struct GradcheckOptions {
-  double eps = 1e-2;             // the central differences' step
-  double atol = 2e-3;            // absolute tolerance
-  double rtol = 2e-2;            // relative tolerance, against |numeric|
-  bool raise_exception = true;   // throw minidl::Error on a failure (else: only the report)
-  uint64_t seed = 1234;          // draws the projection v
+  double eps = 1e-2;            // the central differences' step
+  double atol = 2e-3;           // absolute tolerance
+  double rtol = 2e-2;           // relative tolerance, against |numeric|
+  bool raise_exception = true;  // throw minidl::Error on a failure (else: only the report)
+  uint64_t seed = 1234;         // draws the projection v
 };
 
 /// The element furthest past its tolerance (or, when all pass, closest to it).

@@ -23,7 +23,7 @@ struct is_module_pointer<std::shared_ptr<M>> : std::bool_constant<std::derived_f
 /// A child for Sequential: a std::shared_ptr to a module, or a module given by value (moved).
 template <typename M>
 concept ModuleArgument = detail::is_module_pointer<std::remove_cvref_t<M>>::value ||
-                         (std::derived_from<std::remove_cvref_t<M>, Module> && !std::is_lvalue_reference_v<M>);
+    (std::derived_from<std::remove_cvref_t<M>, Module> && !std::is_lvalue_reference_v<M>);
 
 class Sequential : public Module {
  public:
@@ -33,8 +33,7 @@ class Sequential : public Module {
   /// Sequential(nn::Linear(64, 10), nn::Tanh()), or from shared pointers (a module shared
   /// with other code), or both mixed, as torch::nn::Sequential.
   template <typename... Ms>
-    requires(sizeof...(Ms) > 0 && (ModuleArgument<Ms> && ...))
-  explicit Sequential(Ms&&... modules) {
+  requires(sizeof...(Ms) > 0 && (ModuleArgument<Ms> && ...)) explicit Sequential(Ms&&... modules) {
     (push_back(hold(std::forward<Ms>(modules))), ...);
   }
 
@@ -47,8 +46,7 @@ class Sequential : public Module {
   /// The i-th child as its own type, seq.at<nn::Linear>(0); throws naming i, the child's
   /// type and the size when i is out of range or the child is another type.
   template <typename M>
-    requires std::derived_from<M, Module>
-  M& at(size_t i) const {
+  requires std::derived_from<M, Module> M& at(size_t i) const {
     const std::shared_ptr<Module> child = (*this)[i];
     if (M* typed = dynamic_cast<M*>(child.get())) return *typed;
     throw_wrong_type(i, *child);
@@ -61,10 +59,8 @@ class Sequential : public Module {
  private:
   template <typename M>
   static std::shared_ptr<Module> hold(M&& module) {
-    if constexpr (detail::is_module_pointer<std::remove_cvref_t<M>>::value)
-      return std::forward<M>(module);
-    else
-      return std::make_shared<std::remove_cvref_t<M>>(std::move(module));
+    if constexpr (detail::is_module_pointer<std::remove_cvref_t<M>>::value) return std::forward<M>(module);
+    else return std::make_shared<std::remove_cvref_t<M>>(std::move(module));
   }
   [[noreturn]] static void throw_wrong_type(size_t i, const Module& child);
 

@@ -10,8 +10,8 @@ namespace minidl::optim {
 struct SGDOptions {
   /// lr's value until one is given: SGD refuses it.
   static constexpr double kRequired = std::numeric_limits<double>::quiet_NaN();
-  double lr = kRequired;      // required (no default, as PyTorch's SGD), >= 0
-  double momentum = 0.0;      // >= 0
+  double lr = kRequired;  // required (no default, as PyTorch's SGD), >= 0
+  double momentum = 0.0;  // >= 0
   double dampening = 0.0;
   double weight_decay = 0.0;  // >= 0 (L2 penalty)
   bool nesterov = false;      // needs momentum > 0 and dampening == 0

@@ -36,8 +36,8 @@ int64_t chunk_grain(const Chunks& chunks, const ChannelNormLayout& l) {
 // sum of squares of (x - first[c]) - mean[c]. Two passes over the chunk (the second from
 // cache): never E[x^2] - E[x]^2. x - first[c] is exact for values near each other, so a
 // mean of 1e4 against a spread of 1e-1 keeps its digits in float sums.
-void chunk_moments(float* mean, float* m2, const float* x, const float* first, const ChannelNormLayout& l,
-                   int64_t n0, int64_t n1) {
+void chunk_moments(float* mean, float* m2, const float* x, const float* first, const ChannelNormLayout& l, int64_t n0,
+                   int64_t n1) {
   const int64_t c_count = l.channels;
   const float inv_count = 1.0f / float((n1 - n0) * l.inner);
   if (l.inner == 1) {  // loops across channels, vectorized
@@ -121,8 +121,8 @@ struct Constants {
   const float* mean;
   const float* rest;
   const float* rstd;
-  const float* scale;  // rstd * weight
-  const float* shift;  // forward: bias; backward: mean(dy)
+  const float* scale;         // rstd * weight
+  const float* shift;         // forward: bias; backward: mean(dy)
   const float* mean_dy_xhat;  // backward only
 };
 
@@ -155,8 +155,7 @@ void input_grad(float* dx, const float* dy, const float* x, const Constants& k, 
     if (l.inner == 1) {
 #pragma omp simd
       for (int64_t c = 0; c < c_count; ++c)
-        dxn[c] = k.scale[c] *
-                 (dyn[c] - k.shift[c] - ((xn[c] - k.mean[c]) - k.rest[c]) * k.rstd[c] * k.mean_dy_xhat[c]);
+        dxn[c] = k.scale[c] * (dyn[c] - k.shift[c] - ((xn[c] - k.mean[c]) - k.rest[c]) * k.rstd[c] * k.mean_dy_xhat[c]);
       return;
     }
     for (int64_t c = 0; c < c_count; ++c) {
@@ -181,8 +180,8 @@ void channel_norm_forward_train(float* out, const NormStats& stats, float* var, 
   // (chunks, 2, C): each chunk's mean and m2, then (4, C): first, scale, shift, spare
   float* partials = norm_scratch(size_t((chunks.count * 2 + 4) * c_count));
   float* first = partials + chunks.count * 2 * c_count;  // (C) each channel's first value
-  float* scale = first + c_count;                          // (C)
-  float* shift = scale + c_count;                          // (C)
+  float* scale = first + c_count;                        // (C)
+  float* shift = scale + c_count;                        // (C)
   for (int64_t c = 0; c < c_count; ++c) first[c] = x[c * l.inner];
   parallel_for(chunks.count, chunk_grain(chunks, l), [&](int64_t chunk) {
     float* p = partials + chunk * 2 * c_count;
@@ -240,8 +239,7 @@ void channel_norm_forward(float* out, const float* x, const NormStats& stats, co
 // and the two sums are also dbias and dweight. With fixed statistics dx = weight * rstd * dy.
 // One sweep for both sums, one for dx.
 void channel_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                           const NormStats& stats, const float* weight, const ChannelNormLayout& l,
-                           bool batch_stats) {
+                           const NormStats& stats, const float* weight, const ChannelNormLayout& l, bool batch_stats) {
   const int64_t c_count = l.channels;
   const double count = double(l.per_channel());
   const Chunks chunks(l);

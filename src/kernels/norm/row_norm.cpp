@@ -51,10 +51,12 @@ void group_moments(Moments* m, const float* x, int64_t count, const RowNormLayou
   for (int64_t k = 0; k < count; ++k) {
     const float* xr = x + k * n;
     const float mean = m[k].mean, rest = m[k].mean_rest;
-    value[k] = lane_sum(n, [&](auto at) {
-                 const auto d = (at(xr) - mean) - rest;
-                 return d * d;
-               }) / double(n);
+    value[k] = lane_sum(n,
+                        [&](auto at) {
+                          const auto d = (at(xr) - mean) - rest;
+                          return d * d;
+                        }) /
+               double(n);
   }
   for (int64_t k = 0; k < count; ++k) m[k].set_variance(value[k], eps);
 }
@@ -189,8 +191,8 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
     RowSums sums[kGroupRows];
     for (int64_t k = 0; k < count; ++k) {
       const int64_t r = r0 + k;
-      sums[k] = row_sums(l.inner > 1 ? affine_at(dw, r) : nullptr, l.inner > 1 ? affine_at(db, r) : nullptr,
-                         dy + r * n, x + r * n, m[k], affine_at(weight, r), l);
+      sums[k] = row_sums(l.inner > 1 ? affine_at(dw, r) : nullptr, l.inner > 1 ? affine_at(db, r) : nullptr, dy + r * n,
+                         x + r * n, m[k], affine_at(weight, r), l);
     }
     for (int64_t k = 0; k < count; ++k) {
       mean_g[k] = l.centered ? float(sums[k].g / double(n)) : 0.0f;
@@ -246,8 +248,8 @@ void row_norm_forward(float* out, const NormStats& stats, const float* x, const 
   });
 }
 
-void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                       const NormStats& stats, const float* weight, const RowNormLayout& l) {
+void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x, const NormStats& stats,
+                       const float* weight, const RowNormLayout& l) {
   const int64_t entries = l.groups * l.channels;
   const int64_t chunk_rows = kChunkItems * l.groups;
   const int64_t chunks = (l.rows + chunk_rows - 1) / chunk_rows;

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "minidl/autograd/node.hpp"
 #include "kernels/norm/channel_norm.hpp"
+#include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
 #include "row_norm_op.hpp"
 
@@ -12,16 +12,16 @@ namespace {
 
 kernels::ChannelNormLayout channel_layout(const Tensor& x) {
   if (x.dim() < 2)
-    throw Error(cat("batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ",
-                    to_string(x.shape())));
+    throw Error(
+        cat("batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
   const int64_t n = x.size(0), c = x.size(1);
   return {.batch = n, .channels = c, .inner = n * c == 0 ? 0 : x.numel() / (n * c)};
 }
 
 // running = (1 - momentum) running + momentum batch, running_var with the unbiased
 // variance (the batch itself is normalized with the biased one).
-void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const float* mean,
-                          const Tensor& var, int64_t count, double momentum) {
+void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const float* mean, const Tensor& var,
+                          int64_t count, double momentum) {
   Tensor rm_handle = running_mean, rv_handle = running_var;  // updated in place, no graph
   float* rm = rm_handle.data();
   float* rv = rv_handle.data();
@@ -66,26 +66,25 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
       stats.mean_rest[c] = 0.0f;
       stats.rstd[c] = float(1.0 / std::sqrt(double(running_var.data()[c]) + eps));
     }
-    kernels::channel_norm_forward(out.data(), x.data(), stats, detail::data_or_null(weight),
-                                  detail::data_or_null(bias), layout);
+    kernels::channel_norm_forward(out.data(), x.data(), stats, detail::data_or_null(weight), detail::data_or_null(bias),
+                                  layout);
   }
 
   const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});
   if (!want_x && !want_w && !want_b) return out;
   Tensor saved_x = x.detach();
   Tensor saved_w = weight.defined() ? weight.detach() : Tensor();
-  return record(out, "NativeBatchNorm", {x, weight, bias},
-                [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
-                  Tensor dx = detail::empty_if(want_x, shape);
-                  Tensor dw = detail::empty_if(want_w, channels);
-                  Tensor db = detail::empty_if(want_b, channels);
-                  Tensor stats_handle = saved_stats;  // read only
-                  kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw),
-                                                 detail::data_or_null(db), g.data(), saved_x.data(),
-                                                 detail::stats_rows(stats_handle, true, layout.channels),
-                                                 detail::data_or_null(saved_w), layout, training);
-                  return {dx, dw, db};
-                });
+  return record(
+      out, "NativeBatchNorm", {x, weight, bias}, [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+        Tensor dx = detail::empty_if(want_x, shape);
+        Tensor dw = detail::empty_if(want_w, channels);
+        Tensor db = detail::empty_if(want_b, channels);
+        Tensor stats_handle = saved_stats;  // read only
+        kernels::channel_norm_backward(
+            detail::data_or_null(dx), detail::data_or_null(dw), detail::data_or_null(db), g.data(), saved_x.data(),
+            detail::stats_rows(stats_handle, true, layout.channels), detail::data_or_null(saved_w), layout, training);
+        return {dx, dw, db};
+      });
 }
 
 }  // namespace minidl

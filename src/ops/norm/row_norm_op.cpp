@@ -15,15 +15,16 @@ kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count) {
 
 kernels::RowNormLayout trailing_layout(const Tensor& x, const Shape& normalized_shape) {
   if (normalized_shape.empty())
-    throw Error("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
-                "but got normalized_shape = []");
+    throw Error(
+        "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
+        "but got normalized_shape = []");
   const size_t k = normalized_shape.size();
   const Shape& shape = x.shape();
   if (shape.size() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(), shape.end() - int64_t(k))) {
     std::string expected = "[*";
     for (int64_t d : normalized_shape) expected += cat(", ", d);
-    throw Error(cat("Given normalized_shape=", to_string(normalized_shape), ", expected input with shape ",
-                    expected, "], but got input of size", to_string(shape)));
+    throw Error(cat("Given normalized_shape=", to_string(normalized_shape), ", expected input with shape ", expected,
+                    "], but got input of size", to_string(shape)));
   }
   const int64_t cols = numel(normalized_shape);
   return {.rows = cols == 0 ? 0 : x.numel() / cols, .channels = cols};
@@ -50,17 +51,15 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
   Tensor saved_x = x.detach();
   Tensor saved_w = weight.defined() ? weight.detach() : Tensor();
   const Shape affine_shape = weight.defined() ? weight.shape() : bias.defined() ? bias.shape() : Shape{};
-  return record(out, name, {x, weight, bias},
-                [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
-                  Tensor dx = empty_if(want_x, shape);
-                  Tensor dw = empty_if(want_w, affine_shape);
-                  Tensor db = empty_if(want_b, affine_shape);
-                  Tensor stats_handle = saved_stats;  // read only
-                  kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(),
-                                             saved_x.data(), stats_rows(stats_handle, layout.centered, layout.rows),
-                                             data_or_null(saved_w), layout);
-                  return {dx, dw, db};
-                });
+  return record(out, name, {x, weight, bias}, [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+    Tensor dx = empty_if(want_x, shape);
+    Tensor dw = empty_if(want_w, affine_shape);
+    Tensor db = empty_if(want_b, affine_shape);
+    Tensor stats_handle = saved_stats;  // read only
+    kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), saved_x.data(),
+                               stats_rows(stats_handle, layout.centered, layout.rows), data_or_null(saved_w), layout);
+    return {dx, dw, db};
+  });
 }
 
 }  // namespace minidl::detail
