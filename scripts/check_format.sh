@@ -16,6 +16,9 @@ pending=(
   examples/digits/lesson/deep_net.cpp
   examples/digits/lesson/train_run.hpp
   examples/digits/lesson/train_run.cpp
+  examples/digits/lesson/seeds.hpp
+  examples/digits/lesson/seeds.cpp
+  tests/test_seeds.cpp
   tests/test_lesson.cpp
   tests/test_lesson_pytorch.cpp
   tests/test_determinism.cpp

@@ -100,6 +100,8 @@ TEST_CASE("checkpoints and curves killed mid-write are the old file or the new o
 TEST_CASE("digits killed at random moments leaves only whole checkpoints, curves and summaries", "[kill][cli]") {
   testing::DigitsScratch s;
   const std::vector<std::string> args{"--quiet",
+                                      "--seeds",
+                                      "0",
                                       "--epochs",
                                       "1",
                                       "--norm",

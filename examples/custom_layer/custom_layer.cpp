@@ -1,4 +1,4 @@
-// Writing a new layer: ScaleNorm (apps/custom_layer/scale_norm.hpp), defined outside the
+// Writing a new layer: ScaleNorm (scale_norm.hpp), defined outside the
 // library, checked against finite differences and against its composite of primitive
 // ops, then trained inside a small model with the library's Linear, Tanh, cross_entropy
 // and SGD. Exits 1 when a check fails.

@@ -6,7 +6,7 @@
 //      and hand record() a closure that maps the output gradient to input gradients;
 //   2. a Module that registers its parameter and calls the op in forward();
 //   3. a gradient check against central differences: the library's autograd::gradcheck.
-// Header-only so that apps/custom_layer.cpp and tests/test_custom_layer.cpp share it.
+// Header-only so that custom_layer.cpp and tests/test_custom_layer.cpp share it.
 #include <algorithm>
 #include <cmath>
 #include <functional>

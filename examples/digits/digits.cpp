@@ -1,8 +1,9 @@
-// digits: the lesson's experiment from the command line. For each requested norm it seeds,
-// builds the deep tanh network, trains it with SGD on the handwritten digits and prints
-//   <name> training loss X.XXX   val accuracy Y.YYY
-// Exit codes: 0 all runs trained, 1 a run diverged or something failed, 2 bad options or
-// input files.
+// digits: the lesson's experiment from the command line. For each requested norm and seed it
+// seeds, builds the deep tanh network, trains it with SGD on the handwritten digits, and
+// prints per norm the mean and range over seeds of the final figures (one seed: the lesson's
+//   <name> training loss X.XXX   val accuracy Y.YYY).
+// Exit codes: 0 all runs trained, 1 a run diverged, was refused or failed (the others still
+// train and every output is written), 2 bad options or input files (nothing trained).
 #include <unistd.h>
 
 #include <charconv>
@@ -17,10 +18,12 @@
 #include <mutex>
 #include <numeric>
 #include <thread>
+#include <limits>
 #include <sstream>
 
 #include "data/batch_order.hpp"
 #include "data/digits.hpp"
+#include "lesson/seeds.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 
@@ -32,10 +35,11 @@ namespace {
 
 struct Settings {
   std::vector<NormKind> norms;
+  std::vector<uint64_t> seeds;
   lesson::TrainOptions train;  // norm, init and batch_order are filled per run / after loading
   std::optional<int> threads;
   int jobs = 1;
-  std::string data_dir, curves, summary, save_dir, init_dir, batch_order;
+  std::string data_dir, curves, validation, summary, save_dir, init_dir, batch_order;
   bool quiet = false;
 };
 
@@ -46,20 +50,26 @@ cxxopts::Options command_line() {
     ("norm", "comma list of none, batch, layer, rms, group", cxxopts::value<std::string>()->default_value("none,batch,layer"), "LIST")
     ("epochs", "passes over the training split", cxxopts::value<int64_t>()->default_value("5"), "N")
     ("lr", "SGD learning rate", cxxopts::value<std::string>()->default_value("0.05"), "LR")
-    ("batch-size", "examples per batch (the short last batch is kept)", cxxopts::value<int64_t>()->default_value("64"), "N")
+    ("batch-size", "examples per batch", cxxopts::value<int64_t>()->default_value("64"), "N")
+    ("drop-last", "drop the short last batch of each epoch (default: keep it, as the lesson does)")
     ("depth", "Linear + norm + Tanh blocks", cxxopts::value<int64_t>()->default_value("8"), "N")
     ("width", "features per hidden layer", cxxopts::value<int64_t>()->default_value("64"), "N")
     ("groups", "GroupNorm's groups (must divide --width)", cxxopts::value<int64_t>()->default_value("8"), "G")
-    ("seed", "seeds the initial weights and the shuffling", cxxopts::value<uint64_t>()->default_value("0"), "S")
+    ("seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7",
+     cxxopts::value<std::string>()->default_value("0-4"), "LIST")
     ("threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
      cxxopts::value<int>(), "N")
     ("jobs", "train up to N runs at once, each on its own thread, with the results of one by one (default: "
      "the machine's cores, or 1 with --threads)", cxxopts::value<int>(), "N")
     ("data", "directory with digits.csv and the split files (default: the project's data/)", cxxopts::value<std::string>(), "DIR")
-    ("curves", "write every step's loss to FILE (CSV: run,epoch,step,loss)", cxxopts::value<std::string>(), "FILE")
+    ("curves", "write every step's loss to FILE (CSV: run,seed,epoch,step,loss)", cxxopts::value<std::string>(), "FILE")
+    ("val-curves", "write each epoch's validation loss and accuracy to FILE (CSV: run,seed,epoch,step,val_loss,"
+     "val_accuracy)", cxxopts::value<std::string>(), "FILE")
     ("summary", "write each run's figures to FILE (JSON)", cxxopts::value<std::string>(), "FILE")
-    ("save", "write each trained model to DIR/<run>.safetensors", cxxopts::value<std::string>(), "DIR")
-    ("init", "start each run from DIR/<run>.safetensors instead of a random init", cxxopts::value<std::string>(), "DIR")
+    ("save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
+     cxxopts::value<std::string>(), "DIR")
+    ("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init",
+     cxxopts::value<std::string>(), "DIR")
     ("batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
      cxxopts::value<std::string>(), "FILE")
     ("quiet", "no progress lines")
@@ -128,7 +138,8 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.train.net.depth = args["depth"].as<int64_t>();
   s.train.net.width = args["width"].as<int64_t>();
   s.train.net.groups = args["groups"].as<int64_t>();
-  s.train.seed = args["seed"].as<uint64_t>();
+  s.seeds = lesson::parse_seeds(args["seeds"].as<std::string>());
+  s.train.drop_last = args.count("drop-last") > 0;
   if (args.count("threads")) {
     s.threads = args["threads"].as<int>();
     if (*s.threads < 1) throw UsageError(cat("--threads must be at least 1, got ", *s.threads));
@@ -142,12 +153,14 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   auto text = [&](const char* name) { return args.count(name) ? args[name].as<std::string>() : std::string(); };
   s.data_dir = args.count("data") ? text("data") : default_data_dir();
   s.curves = text("curves");
+  s.validation = text("val-curves");
   s.summary = text("summary");
   s.save_dir = text("save");
   s.init_dir = text("init");
   s.batch_order = text("batch-order");
   s.quiet = args.count("quiet") > 0;
   if (!s.curves.empty()) check_writable_parent("--curves", s.curves);
+  if (!s.validation.empty()) check_writable_parent("--val-curves", s.validation);
   if (!s.summary.empty()) check_writable_parent("--summary", s.summary);
   return s;
 }
@@ -169,30 +182,48 @@ std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
   return inits;
 }
 
+// One whole line per call, so lines of runs training at once never interleave mid-line.
 void print_progress(const lesson::EpochReport& r) {
-  char line[160];
-  std::snprintf(line, sizeof line, "[%s] epoch %lld/%lld  mean loss %.4f  val accuracy %.3f  %.2f s",
-                lesson::short_name(r.norm).c_str(), static_cast<long long>(r.epoch), static_cast<long long>(r.epochs),
-                r.mean_loss, double(r.val_accuracy), r.seconds);
-  std::cerr << line << std::endl;
+  char line[200];
+  std::snprintf(line, sizeof line, "[%s seed %llu] epoch %lld/%lld  mean loss %.4f  val accuracy %.3f  %.2f s\n",
+                lesson::short_name(r.norm).c_str(), static_cast<unsigned long long>(r.seed),
+                static_cast<long long>(r.epoch), static_cast<long long>(r.epochs), r.mean_loss, double(r.val_accuracy),
+                r.seconds);
+  std::cerr << line << std::flush;
+}
+
+nlohmann::ordered_json spread_json(const lesson::Spread& s) {
+  if (s.count == 0) return nullptr;
+  return {{"mean", s.mean}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
 }
 
 std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>& results) {
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  for (const lesson::RunResult& r : results)  // NaN figures of a diverged run come out as null
+  for (const lesson::RunResult& r : results)  // NaN figures of a run that did not finish come out as null
     runs.push_back({{"norm", lesson::short_name(r.norm)},
                     {"name", lesson::display_name(r.norm)},
+                    {"seed", r.seed},
                     {"train_loss", r.train_loss},
                     {"val_loss", r.val_loss},
                     {"val_accuracy", r.val_accuracy},
                     {"seconds", r.seconds},
                     {"steps", r.curve.size()},
                     {"error", r.failure ? nlohmann::ordered_json(*r.failure) : nlohmann::ordered_json()}});
+  nlohmann::ordered_json norms = nlohmann::ordered_json::array();
+  for (const lesson::NormSpread& row : lesson::spreads_by_norm(results, s.norms, s.seeds))
+    norms.push_back({{"norm", lesson::short_name(row.norm)},
+                     {"name", lesson::display_name(row.norm)},
+                     {"runs", row.runs},
+                     {"finished", row.train_loss.count},
+                     {"train_loss", spread_json(row.train_loss)},
+                     {"val_loss", spread_json(row.val_loss)},
+                     {"val_accuracy", spread_json(row.val_accuracy)}});
   const lesson::TrainOptions& t = s.train;
-  nlohmann::ordered_json settings = {{"epochs", t.epochs},         {"lr", t.lr},         {"batch_size", t.batch_size},
-                                     {"depth", t.net.depth},       {"width", t.net.width}, {"groups", t.net.groups},
-                                     {"seed", t.seed},             {"init", s.init_dir}, {"batch_order", s.batch_order}};
-  return nlohmann::ordered_json{{"settings", settings}, {"runs", runs}}.dump(2) + "\n";
+  nlohmann::ordered_json settings = {{"epochs", t.epochs},         {"lr", t.lr},          {"batch_size", t.batch_size},
+                                     {"drop_last", t.drop_last},   {"depth", t.net.depth}, {"width", t.net.width},
+                                     {"groups", t.net.groups},     {"seeds", s.seeds},    {"init", s.init_dir},
+                                     {"batch_order", s.batch_order}};
+  return nlohmann::ordered_json{{"settings", settings}, {"norms", norms}, {"runs", runs}}.dump(2) + "\n";
 }
 
 // cxxopts names the value it could not parse ("Argument 'x' failed to parse") but not the
@@ -212,21 +243,38 @@ std::string option_given(int argc, char** argv, const std::string& message) {
   return "";
 }
 
+// One training run: a norm and a seed.
+struct RunSpec {
+  NormKind norm;
+  uint64_t seed;
+  size_t init;  // index into the norms' initial weights
+};
+
+// Every norm once per seed, grouped by norm in the order asked for, seeds in their order.
+std::vector<RunSpec> run_specs(const Settings& s) {
+  std::vector<RunSpec> specs;
+  for (size_t n = 0; n < s.norms.size(); ++n)
+    for (uint64_t seed : s.seeds) specs.push_back({s.norms[n], seed, n});
+  return specs;
+}
+
 // The runs' indices, those with a norm layer (the longer ones) first: on 2 cores the
 // lesson's none, batch, layer then end when the longest does, not one run after it.
-std::vector<size_t> longest_first(const std::vector<NormKind>& norms) {
-  std::vector<size_t> order(norms.size());
+std::vector<size_t> longest_first(const std::vector<RunSpec>& specs) {
+  std::vector<size_t> order(specs.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return norms[i] != NormKind::None; });
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return specs[i].norm != NormKind::None; });
   return order;
 }
 
-// Trains every requested run, up to s.jobs at once, each on its own thread. A run owns its
-// generators (init and shuffling), so the results equal those of running them one by one.
-std::vector<lesson::RunResult> train_all(const Settings& s, const data::DigitsSplit& data,
-                                         const std::vector<std::optional<nn::StateDict>>& inits) {
-  std::vector<lesson::RunResult> results(s.norms.size());
-  std::vector<std::exception_ptr> errors(s.norms.size());
+// Trains every run that was not refused, up to s.jobs at once, each on its own thread. A run
+// owns its generators (init and shuffling), so the results equal those of running them one
+// by one. A run that throws is reported in its result; the others go on.
+std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<RunSpec>& specs,
+                                         const data::DigitsSplit& data,
+                                         const std::vector<std::optional<nn::StateDict>>& inits,
+                                         const std::vector<std::optional<std::string>>& refused) {
+  std::vector<lesson::RunResult> results(specs.size());
   std::mutex print;
   lesson::EpochCallback progress;
   if (!s.quiet)
@@ -235,29 +283,50 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const data::DigitsSp
       print_progress(r);
     };
   const int threads_per_run = s.threads.value_or(s.jobs > 1 ? 1 : get_num_threads());
-  const std::vector<size_t> order = longest_first(s.norms);
+  const std::vector<size_t> order = longest_first(specs);
   std::atomic<size_t> next{0};
   auto worker = [&] {
     set_num_threads(threads_per_run);  // OpenMP's count is per thread: set it on this one
     for (size_t k; (k = next++) < order.size();) {
       const size_t i = order[k];
       lesson::TrainOptions options = s.train;
-      options.norm = s.norms[i];
-      options.init = inits[i];
+      options.norm = specs[i].norm;
+      options.seed = specs[i].seed;
+      options.init = inits[specs[i].init];
+      lesson::RunResult& result = results[i];
       try {
-        results[i] = lesson::train_run(data, options, progress);
-      } catch (...) {
-        errors[i] = std::current_exception();
+        if (refused[i]) throw UsageError(*refused[i]);
+        result = lesson::train_run(data, options, progress);
+      } catch (const std::exception& e) {
+        result = lesson::RunResult{};
+        result.norm = options.norm;
+        result.seed = options.seed;
+        const std::string what = e.what();
+        result.failure = what.starts_with("run \"") ? what : cat(lesson::run_label(options.norm, options.seed), ": ", what);
+        result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
       }
     }
   };
   std::vector<std::thread> helpers;
-  for (int j = 1; j < std::min<int>(s.jobs, int(s.norms.size())); ++j) helpers.emplace_back(worker);
+  for (int j = 1; j < std::min<int>(s.jobs, int(specs.size())); ++j) helpers.emplace_back(worker);
   worker();
   for (std::thread& helper : helpers) helper.join();
-  for (const std::exception_ptr& error : errors)
-    if (error) std::rethrow_exception(error);
   return results;
+}
+
+std::string checkpoint_path(const Settings& s, const lesson::RunResult& result) {
+  const std::string name = lesson::short_name(result.norm);
+  const std::string file = s.seeds.size() == 1 ? name : cat(name, "_seed", result.seed);
+  return (fs::path(s.save_dir) / (file + ".safetensors")).string();
+}
+
+void print_results(const Settings& s, const std::vector<lesson::RunResult>& results) {
+  if (s.seeds.size() == 1) {
+    for (const lesson::RunResult& result : results) std::cout << lesson::summary_line(result) << "\n";
+  } else {
+    std::cout << lesson::seed_table(results, s.norms, s.seeds);
+  }
+  std::cout << std::flush;
 }
 
 int run(Settings s) {
@@ -266,25 +335,43 @@ int run(Settings s) {
     s.train.norm = norm;
     lesson::check_deep_net_options(norm, s.train.net);
   }
+  s.train.norm = NormKind::None;
   const data::DigitsSplit data = data::load_digits(s.data_dir);
   if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
   lesson::check_train_options(s.train, data.X_train.size(0));
   std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
+
+  // Runs that cannot train are refused now, before anything trains; if no run is left the
+  // whole invocation is a usage error.
+  const std::vector<RunSpec> specs = run_specs(s);
+  std::vector<std::optional<std::string>> refused(specs.size());
+  size_t trainable = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    lesson::TrainOptions options = s.train;
+    options.norm = specs[i].norm;
+    options.seed = specs[i].seed;
+    refused[i] = lesson::refusal(options, data.X_train.size(0));
+    trainable += !refused[i];
+  }
+  if (trainable == 0) throw UsageError(*refused.front());
+  for (const std::optional<std::string>& why : refused)
+    if (why) std::cerr << "digits: " << *why << std::endl;
   if (!s.save_dir.empty()) fs::create_directories(s.save_dir);
 
-  std::vector<lesson::RunResult> results = train_all(s, data, inits);
+  const std::vector<lesson::RunResult> results = train_all(s, specs, data, inits, refused);
+  print_results(s, results);
   bool failed = false;
-  for (const lesson::RunResult& result : results) {
-    std::cout << lesson::summary_line(result) << std::endl;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const lesson::RunResult& result = results[i];
     if (!result.ok()) {
-      std::cerr << "digits: " << *result.failure << std::endl;
+      if (!refused[i]) std::cerr << "digits: " << *result.failure << std::endl;
       failed = true;
     } else if (!s.save_dir.empty()) {
-      io::save_safetensors((fs::path(s.save_dir) / (lesson::short_name(result.norm) + ".safetensors")).string(),
-                           result.model->state_dict());
+      io::save_safetensors(checkpoint_path(s, result), result.model->state_dict());
     }
   }
   if (!s.curves.empty()) io::write_file_atomically(s.curves, lesson::curves_csv(results));
+  if (!s.validation.empty()) io::write_file_atomically(s.validation, lesson::validation_csv(results));
   if (!s.summary.empty()) io::write_file_atomically(s.summary, summary_json(s, results));
   return failed ? 1 : 0;
 }

@@ -37,17 +37,35 @@ std::string non_finite_text(float value) {
 }
 
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat("run \"", short_name(o.norm), "\" (", display_name(o.norm), "): the loss became ", non_finite_text(loss), " at epoch ",
-             epoch, ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
+  return cat(run_label(o.norm, o.seed), ": the loss became ", non_finite_text(loss), " at epoch ", epoch, ", step ", step,
+             "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
 }  // namespace
+
+std::string run_label(NormKind norm, uint64_t seed) {
+  return cat("run \"", short_name(norm), "\" (", display_name(norm), ", seed ", seed, ")");
+}
+
+std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples) {
+  if (o.norm != NormKind::Batch || o.batch_size < 1) return std::nullopt;
+  const std::string why = "BatchNorm1d in training mode needs more than one value per channel";
+  if (o.batch_size == 1)
+    return cat(run_label(o.norm, o.seed), " refused: batch size 1 puts one example in every batch, and ", why,
+               "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
+  if (!o.drop_last && train_examples % o.batch_size == 1)
+    return cat(run_label(o.norm, o.seed), " refused: batch size ", o.batch_size, " on the ", train_examples,
+               "-example training split leaves a last batch of one example, and ", why,
+               "; pass --drop-last or choose another batch size");
+  return std::nullopt;
+}
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
   check_deep_net_options(o.norm, o.net);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
   if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
+  if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
     throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
@@ -70,6 +88,11 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
 std::string summary_line(const RunResult& result) {
   char line[160];
   if (!result.ok()) {
+    const bool diverged = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
+    if (!diverged) {
+      std::snprintf(line, sizeof line, "%-17s failed", display_name(result.norm).c_str());
+      return line;
+    }
     const StepLoss& last = result.curve.back();
     std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", display_name(result.norm).c_str(),
                   non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
@@ -86,13 +109,14 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
+  result.seed = o.seed;
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
   result.model = deep_net(o.norm, o.net, init);
   nn::Sequential& model = *result.model;
   if (o.init) load_init(model, *o.init, o.norm);
   optim::SGD optimizer(model.parameters(), {.lr = o.lr});
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
-                          {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+                          {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
 
   int64_t step = 0;
   for (int64_t epoch = 1; epoch <= o.epochs && result.ok(); ++epoch) {
@@ -116,11 +140,12 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
       loss_sum += value;
       ++batch_count;
     }
-    if (!result.ok() || !on_epoch) continue;
+    if (!result.ok()) continue;
     const double epoch_seconds = seconds_since(epoch_start);
     model.eval();
-    const float accuracy = evaluate(model, data.X_val, data.y_val).accuracy;
-    on_epoch({o.norm, epoch, o.epochs, loss_sum / double(batch_count), accuracy, epoch_seconds});
+    const Evaluation val = evaluate(model, data.X_val, data.y_val);
+    result.validation.push_back({epoch, step, val.loss, val.accuracy});
+    if (on_epoch) on_epoch({o.norm, o.seed, epoch, o.epochs, loss_sum / double(batch_count), val.accuracy, epoch_seconds});
   }
 
   if (result.ok()) {
@@ -137,13 +162,27 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
 }
 
 std::string curves_csv(const std::vector<RunResult>& results) {
-  std::string csv = "run,epoch,step,loss\n";
-  char row[96];
+  std::string csv = "run,seed,epoch,step,loss\n";
+  char row[128];
   for (const RunResult& result : results) {
     const std::string run = short_name(result.norm);
     for (const StepLoss& s : result.curve) {
-      std::snprintf(row, sizeof row, ",%lld,%lld,%.9g\n", static_cast<long long>(s.epoch),
-                    static_cast<long long>(s.step), double(s.loss));
+      std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g\n", static_cast<unsigned long long>(result.seed),
+                    static_cast<long long>(s.epoch), static_cast<long long>(s.step), double(s.loss));
+      csv += run + row;
+    }
+  }
+  return csv;
+}
+
+std::string validation_csv(const std::vector<RunResult>& results) {
+  std::string csv = "run,seed,epoch,step,val_loss,val_accuracy\n";
+  char row[160];
+  for (const RunResult& result : results) {
+    const std::string run = short_name(result.norm);
+    for (const EpochValidation& v : result.validation) {
+      std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g,%.9g\n", static_cast<unsigned long long>(result.seed),
+                    static_cast<long long>(v.epoch), static_cast<long long>(v.step), double(v.loss), double(v.accuracy));
       csv += run + row;
     }
   }
