@@ -25,7 +25,8 @@ struct Outputs {
 Outputs train(const DigitsScratch& s, const std::string& tag, std::vector<std::string> extra) {
   const std::string curves = s.file(tag + ".csv"), save = s.file(tag);
   std::vector<std::string> args{"--quiet", "--norm", "none,batch,layer,rms,group", "--epochs", "2",
-                                "--curves", curves, "--save", save, "--seeds", "0"};
+                                "--curves", curves, "--save", save};
+  if (std::find(extra.begin(), extra.end(), "--seeds") == extra.end()) extra.insert(extra.end(), {"--seeds", "0"});
   args.insert(args.end(), extra.begin(), extra.end());
   testing::ProcessResult result = s.run(args);
   INFO("stderr: " << result.err);

@@ -28,8 +28,18 @@ size_t count_lines(const std::string& text) { return size_t(std::count(text.begi
 // A small, fast run: two blocks, one epoch.
 const std::vector<std::string> kSmall{"--depth", "2", "--width", "16", "--epochs", "1", "--quiet", "--seeds", "0"};
 
+// args with more added; an option of more that args already has replaces its value there
+// (digits refuses an option given twice).
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
+  for (size_t i = 0; i < more.size(); ++i) {
+    auto given = std::find(args.begin(), args.end(), more[i]);
+    const bool has_value = i + 1 < more.size() && !more[i + 1].starts_with("--");
+    if (more[i].starts_with("--") && given != args.end() && has_value && given + 1 != args.end()) {
+      *(given + 1) = more[++i];
+    } else {
+      args.push_back(more[i]);
+    }
+  }
   return args;
 }
 
@@ -144,7 +154,7 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--norm", "batch,instance"}, "unknown norm \"instance\""},
       {{"--norm", "batch,batch"}, "--norm lists \"batch\" twice"},
       {{"--epochs", "0"}, "epochs must be at least 1, got 0"},
-      {{"--batch-size", "-4"}, "batch size must be at least 1, got -4"},
+      {{"--batch-size", "-4"}, "--batch-size must be at least 1, got -4"},
       {{"--depth", "0"}, "depth must be at least 1, got 0"},
       {{"--width", "0"}, "width must be at least 1, got 0"},
       {{"--lr", "0"}, "lr must be a positive number"},

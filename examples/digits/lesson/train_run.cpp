@@ -41,6 +41,25 @@ std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t ste
              "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
+// Why a trained model is unusable: weights or buffers that hold NaN or infinity, or a final
+// evaluation that is not finite; nothing when all is finite.
+std::optional<std::string> non_finite_end(const nn::Module& model, const RunResult& r) {
+  int64_t tensors = 0;
+  std::string first;
+  for (const auto& entry : model.state_dict()) {
+    const float* v = entry.value.data();
+    bool finite = true;
+    for (int64_t i = 0; i < entry.value.numel() && finite; ++i) finite = std::isfinite(v[i]);
+    if (!finite && tensors++ == 0) first = entry.name;
+  }
+  if (tensors > 0)
+    return cat("training ended with ", tensors, " tensor", tensors > 1 ? "s" : "", " holding NaN or infinity (the first: ",
+               first, ")");
+  if (!std::isfinite(r.train_loss) || !std::isfinite(r.val_loss))
+    return cat("the final evaluation gave a training loss of ", r.train_loss, " and a validation loss of ", r.val_loss);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string run_label(NormKind norm, uint64_t seed) {
@@ -65,6 +84,9 @@ void check_train_options(const TrainOptions& o, int64_t train_examples) {
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
   if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
+  if (o.drop_last && o.batch_size > train_examples)
+    throw UsageError(cat("batch size ", o.batch_size, " with --drop-last leaves no batch of the ", train_examples,
+                         "-example training split to train on"));
   if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
@@ -88,9 +110,10 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
 std::string summary_line(const RunResult& result) {
   char line[160];
   if (!result.ok()) {
-    const bool diverged = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
-    if (!diverged) {
-      std::snprintf(line, sizeof line, "%-17s failed", display_name(result.norm).c_str());
+    const bool at_a_step = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
+    const char* what = result.interrupted ? "interrupted" : result.diverged ? "diverged after its last step" : "failed";
+    if (!at_a_step) {
+      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm).c_str(), what);
       return line;
     }
     const StepLoss& last = result.curve.back();
@@ -127,12 +150,18 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     data::DataLoader::Epoch batches =
         o.batch_order.empty() ? loader.epoch() : loader.epoch(o.batch_order[size_t(epoch - 1)]);
     for (const data::Batch& batch : batches) {
+      if (o.stop && o.stop->load(std::memory_order_relaxed)) {
+        result.interrupted = true;
+        result.failure = cat(run_label(o.norm, o.seed), ": interrupted before epoch ", epoch, ", step ", step + 1);
+        break;
+      }
       optimizer.zero_grad();
       Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
       const float value = loss.item();
       result.curve.push_back({epoch, ++step, value});
       if (!std::isfinite(value)) {
         result.failure = divergence_message(o, epoch, step, value);
+        result.diverged = true;
         break;
       }
       loss.backward();
@@ -154,7 +183,13 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     const Evaluation val = evaluate(model, data.X_val, data.y_val);
     result.val_loss = val.loss;
     result.val_accuracy = val.accuracy;
-  } else {
+    // Every step's loss can be finite while the last step blew the weights up: check the end.
+    if (const std::optional<std::string> why = non_finite_end(model, result)) {
+      result.failure = cat(run_label(o.norm, o.seed), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
+      result.diverged = true;
+    }
+  }
+  if (!result.ok()) {
     result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
   }
   result.seconds = seconds_since(start);

@@ -5,6 +5,7 @@
 //   torch.manual_seed(seed); model = deep_net(norm); opt = SGD(model.parameters(), lr)
 //   for epoch: model.train(); for xb, yb in DataLoader(train, batch_size, shuffle=True): step
 //   model.eval(); training loss over the whole training split, accuracy over validation
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,9 @@ struct TrainOptions {
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
   /// (--batch-order); batches are its consecutive chunks.
   std::vector<std::vector<int64_t>> batch_order{};
+  /// When set and it turns true, the run stops before its next step (Ctrl-C): its result
+  /// says it was interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
@@ -74,6 +78,8 @@ struct RunResult {
   /// seed, epoch and step and suggests a lower learning rate), it was refused before training
   /// (see refusal()), or it failed with an error. The figures below are then NaN.
   std::optional<std::string> failure;
+  bool interrupted = false;  // stopped by TrainOptions::stop; failure says where
+  bool diverged = false;     // a loss, weight or final figure turned NaN or infinite
   float train_loss = 0.0f;      // eval mode, the whole training split
   float val_loss = 0.0f;        // eval mode, the validation split
   float val_accuracy = 0.0f;
