@@ -6,9 +6,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "timing.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
+#include "timing.hpp"
 
 using namespace minidl;
 
@@ -21,10 +21,11 @@ struct Figures {
 
 // Wall and CPU time, each against its own floor: on a busy machine CPU time is steadier.
 void print(const std::string& name, const Figures& f) {
-  std::printf("%-7s wall %7.1f ms %6.1f us/step, floor %6.1f ms: %.2fx | cpu %7.1f ms, floor %6.1f ms: %.2fx  "
-              "(%zu steps, %zu sgemm)\n",
-              name.c_str(), f.run.wall * 1e3, f.run.wall / double(f.steps) * 1e6, f.floor.wall * 1e3,
-              f.run.wall / f.floor.wall, f.run.cpu * 1e3, f.floor.cpu * 1e3, f.run.cpu / f.floor.cpu, f.steps, f.gemms);
+  std::printf(
+      "%-7s wall %7.1f ms %6.1f us/step, floor %6.1f ms: %.2fx | cpu %7.1f ms, floor %6.1f ms: %.2fx  "
+      "(%zu steps, %zu sgemm)\n",
+      name.c_str(), f.run.wall * 1e3, f.run.wall / double(f.steps) * 1e6, f.floor.wall * 1e3, f.run.wall / f.floor.wall,
+      f.run.cpu * 1e3, f.floor.cpu * 1e3, f.run.cpu / f.floor.cpu, f.steps, f.gemms);
 }
 
 Figures measure(const data::DigitsSplit& data, lesson::NormKind norm, int repeats) {
@@ -43,12 +44,11 @@ Figures measure(const data::DigitsSplit& data, lesson::NormKind norm, int repeat
 
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_lesson", "The lesson's runs against their GEMM floor, single thread.");
-  options.add_options()
-    ("norm", "comma list of runs", cxxopts::value<std::string>()->default_value("none,batch,layer"))
-    ("repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))
-    ("threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))
-    ("data", "directory with digits.csv and the split files", cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))
-    ("help", "show this help");
+  options.add_options()("norm", "comma list of runs", cxxopts::value<std::string>()->default_value("none,batch,layer"))(
+      "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
+      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))(
+      "data", "directory with digits.csv and the split files",
+      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))("help", "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";

@@ -11,8 +11,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "timing.hpp"
 #include "minidl/minidl.hpp"
+#include "timing.hpp"
 
 using namespace minidl;
 
@@ -56,10 +56,14 @@ void run_shape(const Shape& shape, int repeats) {
   const double bytes = 5.0 * double(x.numel()) * sizeof(float);
 
   Tensor copy_src = Tensor::randn({x.numel() * 5 / 2}, gen), copy_dst = Tensor::empty({x.numel() * 5 / 2});
-  const double copy_s = bench::best_timing(repeats, [&] {
-    for (int i = 0; i < calls; ++i)
-      std::memcpy(copy_dst.data(), copy_src.data(), size_t(copy_src.numel()) * sizeof(float));
-  }).cpu / calls;
+  const double copy_s =
+      bench::best_timing(repeats,
+                         [&] {
+                           for (int i = 0; i < calls; ++i)
+                             std::memcpy(copy_dst.data(), copy_src.data(), size_t(copy_src.numel()) * sizeof(float));
+                         })
+          .cpu /
+      calls;
   std::printf("%s: plain copy of the same bytes %.3f ms, %.1f GB/s\n", to_string(shape).c_str(), copy_s * 1e3,
               bytes / copy_s * 1e-9);
   for (const Case& k : cases_for(shape, weight_c, bias_c, weight_row, bias_row, row_shape)) {
@@ -68,13 +72,19 @@ void run_shape(const Shape& shape, int repeats) {
       k.forward(x).backward(dy);
     };
     pass();
-    const double forward_s = bench::best_timing(repeats, [&] {
-      NoGradGuard g;
-      for (int i = 0; i < calls; ++i) k.forward(x);
-    }).cpu / calls;
-    const double both_s = bench::best_timing(repeats, [&] {
-      for (int i = 0; i < calls; ++i) pass();
-    }).cpu / calls;
+    const double forward_s = bench::best_timing(repeats,
+                                                [&] {
+                                                  NoGradGuard g;
+                                                  for (int i = 0; i < calls; ++i) k.forward(x);
+                                                })
+                                 .cpu /
+                             calls;
+    const double both_s = bench::best_timing(repeats,
+                                             [&] {
+                                               for (int i = 0; i < calls; ++i) pass();
+                                             })
+                              .cpu /
+                          calls;
     std::printf("  %-9s forward %.4f ms, forward + backward %.4f ms: %.1f GB/s, %.2f of the copy's\n", k.name,
                 forward_s * 1e3, both_s * 1e3, bytes / both_s * 1e-9, copy_s / both_s);
   }
@@ -103,11 +113,11 @@ Shape parse_shape(const std::string& text) {
 
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_norm", "Norm layers' forward + backward bandwidth against a plain copy.");
-  options.add_options()
-    ("repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("20"))
-    ("shapes", "comma list of shapes, each dims joined by x", cxxopts::value<std::string>()->default_value("4096x1024,256x64x8x8,64x64"))
-    ("threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))
-    ("help", "show this help");
+  options.add_options()("repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("20"))(
+      "shapes", "comma list of shapes, each dims joined by x",
+      cxxopts::value<std::string>()->default_value("4096x1024,256x64x8x8,64x64"))(
+      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))("help",
+                                                                                               "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";

@@ -4,8 +4,8 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
-#include "timing.hpp"
 #include "minidl/minidl.hpp"
+#include "timing.hpp"
 
 using namespace minidl;
 
@@ -19,10 +19,10 @@ struct WideOptions {
 std::shared_ptr<nn::Sequential> wide_net(const WideOptions& o, Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   for (int64_t i = 0; i < o.depth; ++i) {
-    model->push_back(std::make_shared<nn::Linear>(o.width, o.width, true, gen));
+    model->push_back(std::make_shared<nn::Linear>(o.width, o.width, gen));
     model->push_back(std::make_shared<nn::Tanh>());
   }
-  model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, true, gen));
+  model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, gen));
   return model;
 }
 
@@ -31,11 +31,11 @@ double report(int threads, const WideOptions& o) {
   Generator gen(0);
   auto model = wide_net(o, gen);
   optim::SGD optimizer(model->parameters(), {.lr = 0.01});
-  const Tensor inputs = Tensor::randn({o.batch, o.width}, gen);       // (B, width)
+  const Tensor inputs = Tensor::randn({o.batch, o.width}, gen);          // (B, width)
   const Tensor targets = Tensor::randint(0, o.classes, {o.batch}, gen);  // (B)
   auto step = [&] {
     optimizer.zero_grad();
-    Tensor loss = nn::cross_entropy((*model)(inputs), targets);
+    Tensor loss = cross_entropy((*model)(inputs), targets);
     loss.backward();
     optimizer.step();
   };
@@ -52,11 +52,10 @@ double report(int threads, const WideOptions& o) {
 
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_wide", "Time per SGD step of a wide tanh net against its GEMM floor.");
-  options.add_options()
-    ("steps", "steps timed, each beside a replay of its sgemm calls (the best of each counts)",
-     cxxopts::value<int>()->default_value("60"))
-    ("threads", "comma list of thread counts", cxxopts::value<std::vector<int>>()->default_value("1,2"))
-    ("help", "show this help");
+  options.add_options()("steps", "steps timed, each beside a replay of its sgemm calls (the best of each counts)",
+                        cxxopts::value<int>()->default_value("60"))(
+      "threads", "comma list of thread counts", cxxopts::value<std::vector<int>>()->default_value("1,2"))(
+      "help", "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";

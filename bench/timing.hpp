@@ -3,13 +3,14 @@
 // the sgemm calls a workload made take when replayed alone, same shapes, same process.
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <vector>
 
-#include "minidl/kernels/gemm.hpp"
+#include "gemm_recorder.hpp"
+#include "kernels/gemm.hpp"
 #include "minidl/tensor/tensor.hpp"
 
 namespace minidl::bench {
@@ -51,7 +52,7 @@ Timing best_timing(int repeats, F&& f) {
 /// Runs f once under a GemmRecorder and returns the sgemm calls it made.
 template <typename F>
 std::vector<kernels::GemmCall> record_gemm_calls(F&& f) {
-  kernels::GemmRecorder recorder;
+  GemmRecorder recorder;
   f();
   return recorder.calls();
 }

@@ -9,7 +9,8 @@
 #   --with-torch  also install python3-torch (large; only the PyTorch fixture generator
 #                 needs it, the tests do not)
 # Environment: MINIDL_BUILD_DIR (default: build), MINIDL_JOBS (default: nproc),
-# MINIDL_EXTRA_PACKAGES (more Debian packages to install with the rest).
+# MINIDL_EXTRA_PACKAGES (more Debian packages to install with the rest), MINIDL_CMAKE_ARGS
+# (more cmake options, e.g. -DMINIDL_WERROR=ON as CI passes).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +30,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-torch) packages+=(python3-torch) ;;
     -h | --help)
-      sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -76,7 +77,8 @@ configure_and_build() {
   command -v cmake >/dev/null || die "cmake not found although its package is installed"
   # No build type forced: a fresh build/ is Release (CMakeLists.txt's default); one configured
   # otherwise by hand keeps its settings.
-  cmake -S "$repo" -B "$build_dir" || die "configuring $build_dir failed (see the messages above)"
+  read -r -a cmake_args <<<"${MINIDL_CMAKE_ARGS:-}"
+  cmake -S "$repo" -B "$build_dir" "${cmake_args[@]}" || die "configuring $build_dir failed (see the messages above)"
   cmake --build "$build_dir" -j "$jobs" || die "building $build_dir failed (see the messages above)"
   echo "setup.sh: built $build_dir"
 }

@@ -2,8 +2,8 @@
 #include "support/check.hpp"
 
 using namespace minidl;
-using minidl::testing::check_close;
 using Catch::Contains;
+using minidl::testing::check_close;
 
 TEST_CASE("ops record a node only when an input requires grad", "[autograd]") {
   Tensor a = Tensor::from_vector({1, 2});
@@ -110,9 +110,7 @@ TEST_CASE("NoGradGuard records nothing", "[autograd]") {
     CHECK(y.grad_fn() == nullptr);
     CHECK_FALSE(sum(x).requires_grad());
     CHECK_FALSE(log_softmax(x).requires_grad());
-    {
-      NoGradGuard nested;
-    }
+    { NoGradGuard nested; }
     CHECK_FALSE(grad_enabled());  // the inner guard restores "off", not "on"
   }
   CHECK(grad_enabled());
@@ -132,8 +130,8 @@ TEST_CASE("backward errors", "[autograd]") {
   SECTION("through a freed graph") {
     Tensor y = sum(exp(x));
     y.backward();
-    REQUIRE_THROWS_WITH(y.backward(), Contains("backward through the graph a second time") &&
-                                          Contains("retain_graph=true"));
+    REQUIRE_THROWS_WITH(y.backward(),
+                        Contains("backward through the graph a second time") && Contains("retain_graph=true"));
   }
   SECTION("through a freed graph from a later use of an intermediate") {
     Tensor h = exp(x);

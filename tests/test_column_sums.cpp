@@ -3,15 +3,16 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/column_sums.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/column_sums.hpp"
 #include "minidl/minidl.hpp"
 
 using namespace minidl;
 
 TEST_CASE("column_sums sums each column in double, as sum_to_shape does", "[kernels]") {
   Generator gen(11);
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {64, 64}, {3, 256}, {513, 700}, {0, 5}}) {
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {64, 64}, {3, 256}, {513, 700}, {0, 5}}) {
     const Tensor in = Tensor::randn({rows, cols}, gen, 0.5f, 3.0f);  // (rows, cols)
     std::vector<float> sums(size_t(cols), -1.0f), reference(size_t(cols), -1.0f);
     kernels::column_sums(in.data(), rows, cols, sums.data());

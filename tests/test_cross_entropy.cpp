@@ -10,8 +10,6 @@
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using nn::CrossEntropyOptions;
-using nn::Reduction;
 
 namespace {
 
@@ -39,30 +37,174 @@ struct Case {
 //       l.sum().backward(); print(l, x.grad)
 // (ignore_index=1 ignores the second example.)
 const std::vector<Case> kCases = {
-    {false, -100, Reduction::None, 0.0, {0.2022535f, 2.157541f, 2.792876f}, {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.9387552f, 0.5527356f, 0.3033477f, 0.0826719f}},
-    {false, -100, Reduction::None, 0.2, {0.6772535f, 2.152541f, 2.587875f}, {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.03564527f, -0.734391f, -0.02420414f, 0.7229498f, -0.7887552f, 0.5027356f, 0.2533477f, 0.03267189f}},
-    {false, -100, Reduction::Sum, 0.0, {5.15267f}, {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.9387552f, 0.5527356f, 0.3033477f, 0.0826719f}},
-    {false, -100, Reduction::Sum, 0.2, {5.41767f}, {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.03564527f, -0.734391f, -0.02420414f, 0.7229498f, -0.7887552f, 0.5027356f, 0.2533477f, 0.03267189f}},
-    {false, -100, Reduction::Mean, 0.0, {1.717557f}, {0.03685125f, 0.001834716f, 0.02235141f, -0.06103738f, 0.02854843f, -0.294797f, 0.00859862f, 0.25765f, -0.3129184f, 0.1842452f, 0.1011159f, 0.0275573f}},
-    {false, -100, Reduction::Mean, 0.2, {1.80589f}, {0.02018458f, -0.01483195f, 0.005684744f, -0.01103738f, 0.01188176f, -0.244797f, -0.008068046f, 0.2409833f, -0.2629184f, 0.1675786f, 0.08444925f, 0.01089064f}},
-    {false, 1, Reduction::None, 0.0, {0.2022535f, 0.0f, 2.792876f}, {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.0f, 0.0f, 0.0f, 0.0f, -0.9387552f, 0.5527356f, 0.3033477f, 0.0826719f}},
-    {false, 1, Reduction::None, 0.2, {0.6772535f, 0.0f, 2.587875f}, {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.0f, 0.0f, 0.0f, 0.0f, -0.7887552f, 0.5027356f, 0.2533477f, 0.03267189f}},
-    {false, 1, Reduction::Sum, 0.0, {2.995129f}, {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.0f, 0.0f, 0.0f, 0.0f, -0.9387552f, 0.5527356f, 0.3033477f, 0.0826719f}},
-    {false, 1, Reduction::Sum, 0.2, {3.265129f}, {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.0f, 0.0f, 0.0f, 0.0f, -0.7887552f, 0.5027356f, 0.2533477f, 0.03267189f}},
-    {false, 1, Reduction::Mean, 0.0, {1.497565f}, {0.05527687f, 0.002752074f, 0.03352711f, -0.09155607f, 0.0f, 0.0f, 0.0f, 0.0f, -0.4693776f, 0.2763678f, 0.1516739f, 0.04133595f}},
-    {false, 1, Reduction::Mean, 0.2, {1.632565f}, {0.03027687f, -0.02224793f, 0.008527113f, -0.01655608f, 0.0f, 0.0f, 0.0f, 0.0f, -0.3943776f, 0.2513678f, 0.1266738f, 0.01633595f}},
-    {true, -100, Reduction::None, 0.0, {0.1415774f, 2.157541f, 0.5585751f}, {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.187751f, 0.1105471f, 0.06066954f, 0.01653438f}},
-    {true, -100, Reduction::None, 0.2, {0.7402577f, 2.324692f, 0.7407928f}, {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.07735818f, -0.7320789f, -0.09868822f, 0.7534088f, -0.146727f, 0.1600395f, -0.009727864f, -0.003584678f}},
-    {true, -100, Reduction::Sum, 0.0, {2.857694f}, {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.187751f, 0.1105471f, 0.06066954f, 0.01653438f}},
-    {true, -100, Reduction::Sum, 0.2, {3.805743f}, {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.07735818f, -0.7320789f, -0.09868822f, 0.7534088f, -0.146727f, 0.1600395f, -0.009727864f, -0.003584678f}},
-    {true, -100, Reduction::Mean, 0.0, {1.504049f}, {0.04073032f, 0.002027844f, 0.02470419f, -0.06746236f, 0.04507646f, -0.4654689f, 0.01357677f, 0.4068156f, -0.09881633f, 0.05818269f, 0.03193134f, 0.008702304f}},
-    {true, -100, Reduction::Mean, 0.2, {2.003022f}, {0.04012206f, -0.02405619f, -0.03826195f, 0.02219607f, 0.04071483f, -0.3853046f, -0.05194117f, 0.3965309f, -0.07722471f, 0.08423132f, -0.005119931f, -0.001886674f}},
-    {true, 1, Reduction::None, 0.0, {0.1415774f, 0.0f, 0.5585751f}, {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.0f, 0.0f, 0.0f, 0.0f, -0.187751f, 0.1105471f, 0.06066954f, 0.01653438f}},
-    {true, 1, Reduction::None, 0.2, {0.7402577f, 0.0f, 0.7407928f}, {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.0f, 0.0f, 0.0f, 0.0f, -0.146727f, 0.1600395f, -0.009727864f, -0.003584678f}},
-    {true, 1, Reduction::Sum, 0.0, {0.7001525f}, {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.0f, 0.0f, 0.0f, 0.0f, -0.187751f, 0.1105471f, 0.06066954f, 0.01653438f}},
-    {true, 1, Reduction::Sum, 0.2, {1.48105f}, {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.0f, 0.0f, 0.0f, 0.0f, -0.146727f, 0.1600395f, -0.009727864f, -0.003584678f}},
-    {true, 1, Reduction::Mean, 0.0, {0.7779472f}, {0.08598624f, 0.004281004f, 0.05215329f, -0.1424206f, 0.0f, 0.0f, 0.0f, 0.0f, -0.2086123f, 0.1228301f, 0.0674106f, 0.01837153f}},
-    {true, 1, Reduction::Mean, 0.2, {1.645612f}, {0.08470213f, -0.0507853f, -0.08077523f, 0.04685837f, 0.0f, 0.0f, 0.0f, 0.0f, -0.16303f, 0.1778217f, -0.01080874f, -0.003982976f}},
+    {false,
+     -100,
+     Reduction::None,
+     0.0,
+     {0.2022535f, 2.157541f, 2.792876f},
+     {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.9387552f,
+      0.5527356f, 0.3033477f, 0.0826719f}},
+    {false,
+     -100,
+     Reduction::None,
+     0.2,
+     {0.6772535f, 2.152541f, 2.587875f},
+     {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.03564527f, -0.734391f, -0.02420414f, 0.7229498f,
+      -0.7887552f, 0.5027356f, 0.2533477f, 0.03267189f}},
+    {false,
+     -100,
+     Reduction::Sum,
+     0.0,
+     {5.15267f},
+     {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.9387552f,
+      0.5527356f, 0.3033477f, 0.0826719f}},
+    {false,
+     -100,
+     Reduction::Sum,
+     0.2,
+     {5.41767f},
+     {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.03564527f, -0.734391f, -0.02420414f, 0.7229498f,
+      -0.7887552f, 0.5027356f, 0.2533477f, 0.03267189f}},
+    {false,
+     -100,
+     Reduction::Mean,
+     0.0,
+     {1.717557f},
+     {0.03685125f, 0.001834716f, 0.02235141f, -0.06103738f, 0.02854843f, -0.294797f, 0.00859862f, 0.25765f, -0.3129184f,
+      0.1842452f, 0.1011159f, 0.0275573f}},
+    {false,
+     -100,
+     Reduction::Mean,
+     0.2,
+     {1.80589f},
+     {0.02018458f, -0.01483195f, 0.005684744f, -0.01103738f, 0.01188176f, -0.244797f, -0.008068046f, 0.2409833f,
+      -0.2629184f, 0.1675786f, 0.08444925f, 0.01089064f}},
+    {false,
+     1,
+     Reduction::None,
+     0.0,
+     {0.2022535f, 0.0f, 2.792876f},
+     {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.0f, 0.0f, 0.0f, 0.0f, -0.9387552f, 0.5527356f, 0.3033477f,
+      0.0826719f}},
+    {false,
+     1,
+     Reduction::None,
+     0.2,
+     {0.6772535f, 0.0f, 2.587875f},
+     {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.0f, 0.0f, 0.0f, 0.0f, -0.7887552f, 0.5027356f, 0.2533477f,
+      0.03267189f}},
+    {false,
+     1,
+     Reduction::Sum,
+     0.0,
+     {2.995129f},
+     {0.1105537f, 0.005504148f, 0.06705423f, -0.1831121f, 0.0f, 0.0f, 0.0f, 0.0f, -0.9387552f, 0.5527356f, 0.3033477f,
+      0.0826719f}},
+    {false,
+     1,
+     Reduction::Sum,
+     0.2,
+     {3.265129f},
+     {0.06055373f, -0.04449585f, 0.01705423f, -0.03311217f, 0.0f, 0.0f, 0.0f, 0.0f, -0.7887552f, 0.5027356f, 0.2533477f,
+      0.03267189f}},
+    {false,
+     1,
+     Reduction::Mean,
+     0.0,
+     {1.497565f},
+     {0.05527687f, 0.002752074f, 0.03352711f, -0.09155607f, 0.0f, 0.0f, 0.0f, 0.0f, -0.4693776f, 0.2763678f, 0.1516739f,
+      0.04133595f}},
+    {false,
+     1,
+     Reduction::Mean,
+     0.2,
+     {1.632565f},
+     {0.03027687f, -0.02224793f, 0.008527113f, -0.01655608f, 0.0f, 0.0f, 0.0f, 0.0f, -0.3943776f, 0.2513678f,
+      0.1266738f, 0.01633595f}},
+    {true,
+     -100,
+     Reduction::None,
+     0.0,
+     {0.1415774f, 2.157541f, 0.5585751f},
+     {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.187751f,
+      0.1105471f, 0.06066954f, 0.01653438f}},
+    {true,
+     -100,
+     Reduction::None,
+     0.2,
+     {0.7402577f, 2.324692f, 0.7407928f},
+     {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.07735818f, -0.7320789f, -0.09868822f, 0.7534088f,
+      -0.146727f, 0.1600395f, -0.009727864f, -0.003584678f}},
+    {true,
+     -100,
+     Reduction::Sum,
+     0.0,
+     {2.857694f},
+     {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.08564527f, -0.884391f, 0.02579586f, 0.7729498f, -0.187751f,
+      0.1105471f, 0.06066954f, 0.01653438f}},
+    {true,
+     -100,
+     Reduction::Sum,
+     0.2,
+     {3.805743f},
+     {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.07735818f, -0.7320789f, -0.09868822f, 0.7534088f,
+      -0.146727f, 0.1600395f, -0.009727864f, -0.003584678f}},
+    {true,
+     -100,
+     Reduction::Mean,
+     0.0,
+     {1.504049f},
+     {0.04073032f, 0.002027844f, 0.02470419f, -0.06746236f, 0.04507646f, -0.4654689f, 0.01357677f, 0.4068156f,
+      -0.09881633f, 0.05818269f, 0.03193134f, 0.008702304f}},
+    {true,
+     -100,
+     Reduction::Mean,
+     0.2,
+     {2.003022f},
+     {0.04012206f, -0.02405619f, -0.03826195f, 0.02219607f, 0.04071483f, -0.3853046f, -0.05194117f, 0.3965309f,
+      -0.07722471f, 0.08423132f, -0.005119931f, -0.001886674f}},
+    {true,
+     1,
+     Reduction::None,
+     0.0,
+     {0.1415774f, 0.0f, 0.5585751f},
+     {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.0f, 0.0f, 0.0f, 0.0f, -0.187751f, 0.1105471f, 0.06066954f,
+      0.01653438f}},
+    {true,
+     1,
+     Reduction::None,
+     0.2,
+     {0.7402577f, 0.0f, 0.7407928f},
+     {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.0f, 0.0f, 0.0f, 0.0f, -0.146727f, 0.1600395f,
+      -0.009727864f, -0.003584678f}},
+    {true,
+     1,
+     Reduction::Sum,
+     0.0,
+     {0.7001525f},
+     {0.07738762f, 0.003852903f, 0.04693796f, -0.1281785f, 0.0f, 0.0f, 0.0f, 0.0f, -0.187751f, 0.1105471f, 0.06066954f,
+      0.01653438f}},
+    {true,
+     1,
+     Reduction::Sum,
+     0.2,
+     {1.48105f},
+     {0.07623191f, -0.04570676f, -0.0726977f, 0.04217253f, 0.0f, 0.0f, 0.0f, 0.0f, -0.146727f, 0.1600395f,
+      -0.009727864f, -0.003584678f}},
+    {true,
+     1,
+     Reduction::Mean,
+     0.0,
+     {0.7779472f},
+     {0.08598624f, 0.004281004f, 0.05215329f, -0.1424206f, 0.0f, 0.0f, 0.0f, 0.0f, -0.2086123f, 0.1228301f, 0.0674106f,
+      0.01837153f}},
+    {true,
+     1,
+     Reduction::Mean,
+     0.2,
+     {1.645612f},
+     {0.08470213f, -0.0507853f, -0.08077523f, 0.04685837f, 0.0f, 0.0f, 0.0f, 0.0f, -0.16303f, 0.1778217f, -0.01080874f,
+      -0.003982976f}},
 };
 
 CrossEntropyOptions options_for(const Case& c) {
@@ -76,7 +218,7 @@ CrossEntropyOptions options_for(const Case& c) {
 
 std::string describe(const Case& c) {
   return cat("weight=", c.weighted ? "w" : "None", " ignore_index=", c.ignore_index,
-             " reduction=", nn::reduction_name(c.reduction), " label_smoothing=", c.label_smoothing);
+             " reduction=", reduction_name(c.reduction), " label_smoothing=", c.label_smoothing);
 }
 
 }  // namespace
@@ -85,7 +227,7 @@ TEST_CASE("cross_entropy matches PyTorch for every option combination", "[loss]"
   for (const Case& c : kCases) {
     INFO(describe(c));
     Tensor logits = sample_logits().requires_grad_();
-    Tensor loss = nn::cross_entropy(logits, sample_targets(), options_for(c));
+    Tensor loss = cross_entropy(logits, sample_targets(), options_for(c));
     CHECK(loss.shape() == (c.reduction == Reduction::None ? Shape{3} : Shape{}));
     check_close(loss, c.loss, 1e-6, 1e-6);
     sum(loss).backward();
@@ -97,7 +239,7 @@ TEST_CASE("cross_entropy gradients match finite differences for every option", "
   for (const Case& c : kCases) {
     INFO(describe(c));
     const CrossEntropyOptions options = options_for(c);
-    check_gradients([&](const std::vector<Tensor>& in) { return nn::cross_entropy(in[0], sample_targets(), options); },
+    check_gradients([&](const std::vector<Tensor>& in) { return cross_entropy(in[0], sample_targets(), options); },
                     {sample_logits()}, 1e-2, 1e-3, 1e-2);
   }
 }
@@ -105,23 +247,23 @@ TEST_CASE("cross_entropy gradients match finite differences for every option", "
 TEST_CASE("cross_entropy by hand: uniform logits give ln C", "[loss]") {
   Tensor logits = Tensor::zeros({4, 10});
   Tensor targets = Tensor::from_vector({0, 3, 9, 5});
-  CHECK(nn::cross_entropy(logits, targets).item() == Approx(std::log(10.0)).epsilon(1e-6));
-  CHECK(nn::cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() ==
+  CHECK(cross_entropy(logits, targets).item() == Approx(std::log(10.0)).epsilon(1e-6));
+  CHECK(cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() ==
         Approx(4 * std::log(10.0)).epsilon(1e-6));
   // Smoothing cannot change a uniform prediction's loss: every class costs ln C.
-  CHECK(nn::cross_entropy(logits, targets, {.label_smoothing = 0.3}).item() == Approx(std::log(10.0)).epsilon(1e-6));
+  CHECK(cross_entropy(logits, targets, {.label_smoothing = 0.3}).item() == Approx(std::log(10.0)).epsilon(1e-6));
 }
 
 TEST_CASE("cross_entropy is stable for large logits", "[loss]") {
   // F.cross_entropy(torch.tensor([[1000., 0., -1000.]], requires_grad=True), torch.tensor([1]))
   //   -> 1000., grad [[1., -1., 0.]]
   Tensor logits = Tensor::from_vector({1000.0f, 0.0f, -1000.0f}, {1, 3}).requires_grad_();
-  Tensor loss = nn::cross_entropy(logits, Tensor::from_vector({1}));
+  Tensor loss = cross_entropy(logits, Tensor::from_vector({1}));
   CHECK(loss.item() == Approx(1000.0f));
   loss.backward();
   check_close(logits.grad(), {1.0f, -1.0f, 0.0f});
   // Two equal huge logits: ln 2, not inf or NaN.
-  CHECK(nn::cross_entropy(Tensor::from_vector({1e30f, 1e30f}, {1, 2}), Tensor::from_vector({0})).item() ==
+  CHECK(cross_entropy(Tensor::from_vector({1e30f, 1e30f}, {1, 2}), Tensor::from_vector({0})).item() ==
         Approx(std::log(2.0)));
 }
 
@@ -130,23 +272,23 @@ TEST_CASE("cross_entropy takes one unbatched example", "[loss]") {
   // F.cross_entropy(x, torch.tensor(2), label_smoothing=0.1) -> 1.897702,
   //   grad [0.1978905, 0.5951983, -0.793089]
   Tensor logits = Tensor::from_vector({1.0f, 2.0f, 0.5f}).requires_grad_();
-  Tensor loss = nn::cross_entropy(logits, Tensor::scalar(2.0f), {.label_smoothing = 0.1});
+  Tensor loss = cross_entropy(logits, Tensor::scalar(2.0f), {.label_smoothing = 0.1});
   REQUIRE(loss.shape() == Shape{});
   CHECK(loss.item() == Approx(1.897702f).epsilon(1e-6));
   loss.backward();
   check_close(logits.grad(), {0.1978905f, 0.5951983f, -0.793089f}, 1e-6, 1e-5);
-  CHECK(nn::cross_entropy(logits, Tensor::scalar(2.0f), {.reduction = Reduction::None}).shape() == Shape{});
+  CHECK(cross_entropy(logits, Tensor::scalar(2.0f), {.reduction = Reduction::None}).shape() == Shape{});
 }
 
 TEST_CASE("cross_entropy with every target ignored: mean is NaN, gradient zero, as PyTorch", "[loss]") {
   // F.cross_entropy(x, torch.full((N,), -100), label_smoothing=0.2) -> nan; x.grad all zeros
   Tensor logits = sample_logits().requires_grad_();
   Tensor targets = Tensor::full({3}, -100.0f);
-  Tensor loss = nn::cross_entropy(logits, targets, {.label_smoothing = 0.2});
+  Tensor loss = cross_entropy(logits, targets, {.label_smoothing = 0.2});
   CHECK(std::isnan(loss.item()));
   loss.backward();
   check_close(logits.grad(), Tensor::zeros({3, 4}), 0.0, 0.0);
-  CHECK(nn::cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() == 0.0f);
+  CHECK(cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() == 0.0f);
 }
 
 TEST_CASE("CrossEntropyLoss holds its options", "[loss]") {
@@ -158,34 +300,33 @@ TEST_CASE("CrossEntropyLoss holds its options", "[loss]") {
 
 TEST_CASE("cross_entropy errors name the target, its position and the class count", "[loss]") {
   Tensor logits = sample_logits();
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({3, 4, 0})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({3, 4, 0})),
                       Catch::Contains("target 4 at position 1 is out of range for 4 classes") &&
                           Catch::Contains("expected 0..3 or ignore_index -100"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({3, 1, -1})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({3, 1, -1})),
                       Catch::Contains("target -1 at position 2 is out of range for 4 classes"));
   // -100 is only ignored while it is the ignore_index.
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({-100, 1, 0}), {.ignore_index = 1}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({-100, 1, 0}), {.ignore_index = 1}),
                       Catch::Contains("target -100 at position 0 is out of range"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({3, 1.5f, 0})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({3, 1.5f, 0})),
                       Catch::Contains("target 1.5 at position 1 is not a class index"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({NAN, 1, 0})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({NAN, 1, 0})),
                       Catch::Contains("at position 0 is not a class index"));
 }
 
 TEST_CASE("cross_entropy shape and option errors name the shapes and values", "[loss]") {
   Tensor logits = sample_logits();
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({1, 2})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({1, 2})),
                       Catch::Contains("expected targets of shape [3]") && Catch::Contains("logits of shape [3, 4]") &&
                           Catch::Contains("got [2]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::zeros({3, 4})), Catch::Contains("got [3, 4]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::zeros({3, 4})), Catch::Contains("got [3, 4]"));
+  REQUIRE_THROWS_WITH(cross_entropy(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
                       Catch::Contains("expected logits of shape [N, C] or [C], got [2, 3, 4]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.weight = Tensor::ones({3})}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.weight = Tensor::ones({3})}),
                       Catch::Contains("expected weight of shape [4]") && Catch::Contains("got [3]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.label_smoothing = 1.5}),
+  REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.label_smoothing = 1.5}),
                       Catch::Contains("label_smoothing must be between 0.0 and 1.0, got 1.5"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.label_smoothing = -0.1}),
-                      Catch::Contains("got -0.1"));
+  REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.label_smoothing = -0.1}), Catch::Contains("got -0.1"));
 }
 
 TEST_CASE("cross_entropy matches PyTorch's fixtures", "[loss]") {
@@ -226,12 +367,12 @@ TEST_CASE("cross_entropy matches PyTorch's fixtures", "[loss]") {
     const std::string name = std::string("cross_entropy_") + spec.tag;
     INFO(name);
     minidl::testing::Fixture f(name);
-    CrossEntropyOptions options{.ignore_index = spec.ignore_index, .reduction = spec.reduction,
-                                .label_smoothing = spec.label_smoothing};
+    CrossEntropyOptions options{
+        .ignore_index = spec.ignore_index, .reduction = spec.reduction, .label_smoothing = spec.label_smoothing};
     REQUIRE(f.has("weight") == spec.weighted);
     if (spec.weighted) options.weight = f["weight"];
     Tensor logits = f["input"].detach().clone().requires_grad_();
-    Tensor loss = nn::cross_entropy(logits, f["target"], options);
+    Tensor loss = cross_entropy(logits, f["target"], options);
     check_close(loss, f["output"], 1e-5, 1e-5);
     sum(loss * f["grad_output"]).backward();
     check_close(logits.grad(), f["input.grad"], 1e-6, 1e-5);
@@ -247,7 +388,7 @@ TEST_CASE("cross_entropy gives identical bits with 1 and 4 threads", "[loss][thr
   auto run = [&](int threads) {
     set_num_threads(threads);
     Tensor x = logits.detach().clone().requires_grad_();
-    Tensor loss = nn::cross_entropy(x, targets, options);
+    Tensor loss = cross_entropy(x, targets, options);
     loss.backward();
     std::vector<float> out = x.grad().to_vector();
     out.push_back(loss.item());
@@ -258,4 +399,22 @@ TEST_CASE("cross_entropy gives identical bits with 1 and 4 threads", "[loss][thr
   const std::vector<float> four = run(4);
   set_num_threads(saved);
   CHECK(one == four);  // exact equality
+}
+
+TEST_CASE("CrossEntropyLoss is a module: forward is cross_entropy, a weight is its buffer", "[loss]") {
+  Generator gen(7);
+  Tensor logits = Tensor::randn({4, 3}, gen);
+  Tensor targets = Tensor::from_vector({0.0f, 2.0f, 1.0f, 2.0f});
+  Tensor weight = Tensor::from_vector({1.0f, 0.5f, 2.0f});
+  nn::CrossEntropyLoss criterion(nn::CrossEntropyLossOptions{.weight = weight, .label_smoothing = 0.1});
+  check_close(criterion(logits, targets), cross_entropy(logits, targets, {.weight = weight, .label_smoothing = 0.1}),
+              0.0, 0.0);
+  const nn::StateDict state = criterion.state_dict();
+  REQUIRE(state.size() == 1);
+  CHECK(state[0].name == "weight");
+  CHECK(nn::CrossEntropyLoss().state_dict().empty());
+  Tensor input = Tensor::zeros({4, 3});
+  CHECK_THROWS_WITH(criterion.forward(input),
+                    "CrossEntropyLoss: expected forward(logits, targets), got forward(input) with input of shape "
+                    "[4, 3] and no targets");
 }

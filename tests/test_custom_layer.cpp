@@ -1,5 +1,5 @@
-// The "Writing a new layer" example (examples/custom_layer/scale_norm.hpp): the app's own
-// gradient check, the library's check_gradients, the composite, and the module's errors.
+// The "Writing a new layer" example (examples/custom_layer/scale_norm.hpp): the library's
+// gradcheck, the composite, and the module's errors.
 #include "../examples/custom_layer/scale_norm.hpp"
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
@@ -8,13 +8,9 @@ using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::random_normal;
 
-TEST_CASE("ScaleNorm's fused backward passes the app's gradient check", "[norm][custom_layer]") {
+TEST_CASE("ScaleNorm's fused backward passes the library's gradcheck", "[norm][custom_layer]") {
   for (Shape shape : {Shape{4, 6}, Shape{2, 3, 5}, Shape{7}}) {
     INFO("shape " << to_string(shape));
-    const double error = custom::gradient_error(
-        [](const std::vector<Tensor>& in) { return custom::scale_norm(in[0], in[1]); },
-        {random_normal(shape, 1), Tensor::from_vector({1.3f})});
-    CHECK(error < 1e-2);
     minidl::testing::check_gradients([](const std::vector<Tensor>& in) { return custom::scale_norm(in[0], in[1]); },
                                      {random_normal(shape, 2), Tensor::from_vector({0.8f})});
   }

@@ -115,10 +115,10 @@ TEST_CASE("DataLoader draws a new permutation every epoch, the same ones for the
     auto order_a = flatten(epoch_rows(a));
     auto sorted = order_a;
     std::sort(sorted.begin(), sorted.end());
-    CHECK(sorted == identity);                         // every example exactly once
-    CHECK(seen.insert(order_a).second);                // a new order each epoch
-    CHECK(order_a == flatten(epoch_rows(b)));          // same seed, same order
-    CHECK(order_a != flatten(epoch_rows(c)));          // another seed, another order
+    CHECK(sorted == identity);                 // every example exactly once
+    CHECK(seen.insert(order_a).second);        // a new order each epoch
+    CHECK(order_a == flatten(epoch_rows(b)));  // same seed, same order
+    CHECK(order_a != flatten(epoch_rows(c)));  // another seed, another order
   }
   CHECK(!seen.count(identity));
 }
@@ -167,4 +167,15 @@ TEST_CASE("DataLoader batches record no graph and carry multi-dimensional rows",
     start += batch.inputs.size(0);
   }
   CHECK(start == 5);
+}
+
+TEST_CASE("DataLoader is constructible from tensors directly", "[data]") {
+  const Tensor inputs = Tensor::arange(10).reshape({5, 2}), targets = Tensor::arange(5);
+  data::DataLoader loader(inputs, targets, {.batch_size = 2});
+  CHECK(loader.size() == 3);
+  CHECK(loader.dataset().inputs().same(inputs));
+  std::vector<float> seen;
+  for (const data::Batch& batch : loader)
+    for (float t : batch.targets.to_vector()) seen.push_back(t);
+  CHECK(seen == std::vector<float>{0, 1, 2, 3, 4});
 }

@@ -85,7 +85,10 @@ TEST_CASE("read_digits_csv names file, line and column of a malformed value", "[
   check(row_with(65, "+3"), ", column 65", "\"+3\" is not a plain integer (expected the label 0..9 as a digit)");
   check(row_with(65, "-0"), ", column 65", "\"-0\" is not a plain integer");
   // Control bytes are shown escaped, so the message stays one whole line.
-  check(row_with(9, std::string("1\0" "2", 3)), ", column 9", "\"1\\02\" is not a number");
+  check(row_with(9, std::string("1\0"
+                                "2",
+                                3)),
+        ", column 9", "\"1\\02\" is not a number");
   check(row_with(9, "\x01x"), ", column 9", "\"\\x01x\" is not a number");
   check(row_with(65, ""), ", column 65", "missing value");
   check("1,2,3\n", "", "expected 65 comma-separated columns (64 pixels and the label), got 3");
@@ -115,10 +118,12 @@ TEST_CASE("read_digits_csv counts a huge line's columns without storing them", "
 TEST_CASE("the readers refuse a directory and a file too large to be data, naming them", "[data]") {
   TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));
-  REQUIRE_THROWS_WITH(data::read_digits_csv(dir.file("sub")), Catch::Contains(dir.file("sub") + ": is a directory, not a file"));
+  REQUIRE_THROWS_WITH(data::read_digits_csv(dir.file("sub")),
+                      Catch::Contains(dir.file("sub") + ": is a directory, not a file"));
   REQUIRE_THROWS_WITH(data::read_split_indices(dir.file("sub"), 5), Catch::Contains("is a directory"));
   const std::string big = dir.write("big.csv", std::string((size_t(64) << 20) + 1, '1'));
-  REQUIRE_THROWS_WITH(data::read_digits_csv(big), Catch::Contains(big + ": the file holds more than 67108864 bytes (64 MiB)"));
+  REQUIRE_THROWS_WITH(data::read_digits_csv(big),
+                      Catch::Contains(big + ": the file holds more than 67108864 bytes (64 MiB)"));
 }
 
 TEST_CASE("load_digits refuses training and validation splits that share an example", "[data]") {
@@ -165,8 +170,8 @@ TEST_CASE("read_split_indices names file, line and column of a bad index", "[dat
 TEST_CASE("load_digits names the split file it cannot find", "[data]") {
   TempDir dir;
   dir.write("digits.csv", row(0, 1));
-  REQUIRE_THROWS_WITH(data::load_digits(dir.path().string()), Catch::Contains("digits_train_indices.txt") &&
-                                                                  Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(data::load_digits(dir.path().string()),
+                      Catch::Contains("digits_train_indices.txt") && Catch::Contains("cannot open"));
 }
 
 TEST_CASE("read_batch_order reads one permutation per epoch", "[data]") {
@@ -193,5 +198,6 @@ TEST_CASE("read_batch_order names file, line and column of what is not a permuta
   check("0,1,2,3\n\n1,0,2,3\n", 2, "line 2: expected 4 indices");
   check("", 1, "the file is empty");
   const std::string missing = dir.file("none.txt");
-  REQUIRE_THROWS_WITH(data::read_batch_order(missing, 4, 1), Catch::Contains(missing) && Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(data::read_batch_order(missing, 4, 1),
+                      Catch::Contains(missing) && Catch::Contains("cannot open"));
 }

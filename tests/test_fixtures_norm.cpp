@@ -38,7 +38,8 @@ void check_batch_norm_fixtures(const std::string& module) {
         const std::string prefix = "step" + std::to_string(k) + ".";
         bn.train(training.data()[k] != 0.0f);
         INFO("call " << k << (bn.is_training() ? " (training)" : " (eval)"));
-        check_call(fx, prefix, [&](const Tensor& x) { return bn(x); }, bn.named_parameters());
+        check_call(
+            fx, prefix, [&](const Tensor& x) { return bn(x); }, bn.named_parameters());
         for (const auto& [name, buffer] : bn.named_buffers()) {
           INFO(fx.name() << ": " << prefix << name << " after the call");
           check_close(buffer, fx[prefix + name], testing::kFixtureAtol, testing::kFixtureRtol);
@@ -58,8 +59,7 @@ TEST_CASE("fixtures: BatchNorm2d matches PyTorch, training and eval", "[fixtures
   check_batch_norm_fixtures<nn::BatchNorm2d>("BatchNorm2d");
 }
 
-TEST_CASE("fixtures: LayerNorm matches PyTorch over one and two trailing dims, affine and bias off",
-          "[fixtures]") {
+TEST_CASE("fixtures: LayerNorm matches PyTorch over one and two trailing dims, affine and bias off", "[fixtures]") {
   for (const Fixture& fx : fixtures_of("LayerNorm")) {
     DYNAMIC_SECTION(fx.name()) {
       const auto& o = fx.options();
@@ -69,7 +69,8 @@ TEST_CASE("fixtures: LayerNorm matches PyTorch over one and two trailing dims, a
       options.bias = o.value("bias", true);
       nn::LayerNorm ln(options);
       ln.load_state_dict(fx.state_for(ln));
-      check_call(fx, "", [&](const Tensor& x) { return ln(x); }, ln.named_parameters());
+      check_call(
+          fx, "", [&](const Tensor& x) { return ln(x); }, ln.named_parameters());
     }
   }
 }
@@ -83,7 +84,8 @@ TEST_CASE("fixtures: RMSNorm matches its formula computed by PyTorch", "[fixture
       options.elementwise_affine = o.value("elementwise_affine", true);
       nn::RMSNorm rms(options);
       rms.load_state_dict(fx.state_for(rms));
-      check_call(fx, "", [&](const Tensor& x) { return rms(x); }, rms.named_parameters());
+      check_call(
+          fx, "", [&](const Tensor& x) { return rms(x); }, rms.named_parameters());
     }
   }
 }
@@ -97,7 +99,8 @@ TEST_CASE("fixtures: GroupNorm matches PyTorch for G = 1, G = C and between, ran
       options.affine = o.value("affine", true);
       nn::GroupNorm gn(options);
       gn.load_state_dict(fx.state_for(gn));
-      check_call(fx, "", [&](const Tensor& x) { return gn(x); }, gn.named_parameters());
+      check_call(
+          fx, "", [&](const Tensor& x) { return gn(x); }, gn.named_parameters());
     }
   }
 }

@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "minidl/kernels/gemm.hpp"
+#include "gemm_recorder.hpp"
 #include "minidl/minidl.hpp"
 
 using namespace minidl;
+using bench::GemmRecorder;
 using kernels::GemmCall;
-using kernels::GemmRecorder;
 
 namespace {
 bool same_call(const GemmCall& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {

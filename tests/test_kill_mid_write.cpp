@@ -3,8 +3,8 @@
 // and restarted, and after each kill every file present must be whole: the old generation
 // or the new one, never a mix or a part, and no temporary file may pass for a checkpoint.
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
@@ -64,8 +64,8 @@ TEST_CASE("checkpoints and curves killed mid-write are the old file or the new o
   for (int kill = 0; kill < 20; ++kill) {
     INFO("kill " << kill);
     testing::ProcessResult result;
-    const pid_t pid = testing::spawn_process({kSaveLoop, dir.path().string(), "1000000"}, dir.file("out.txt"),
-                                             dir.file("err.txt"));
+    const pid_t pid =
+        testing::spawn_process({kSaveLoop, dir.path().string(), "1000000"}, dir.file("out.txt"), dir.file("err.txt"));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     ::kill(pid, SIGKILL);
     testing::wait_process(pid, result);
@@ -99,8 +99,18 @@ TEST_CASE("checkpoints and curves killed mid-write are the old file or the new o
 
 TEST_CASE("digits killed at random moments leaves only whole checkpoints, curves and summaries", "[kill][cli]") {
   testing::DigitsScratch s;
-  const std::vector<std::string> args{"--quiet", "--seeds", "0", "--epochs", "1", "--norm", "none,batch,layer", "--save",
-                                      s.file("save"), "--curves", s.file("curves.csv"), "--summary",
+  const std::vector<std::string> args{"--quiet",
+                                      "--seeds",
+                                      "0",
+                                      "--epochs",
+                                      "1",
+                                      "--norm",
+                                      "none,batch,layer",
+                                      "--save",
+                                      s.file("save"),
+                                      "--curves",
+                                      s.file("curves.csv"),
+                                      "--summary",
                                       s.file("summary.json")};
   // A complete run first: with the same seed every complete file has exactly these bytes.
   std::vector<std::string> reference_args = args;

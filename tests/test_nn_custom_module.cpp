@@ -30,9 +30,9 @@ class Affine : public nn::Module {
 class Classifier : public nn::Module {
  public:
   explicit Classifier(Generator& gen) {
-    hidden = register_module("hidden", std::make_shared<nn::Linear>(2, 16, true, gen));
+    hidden = register_module("hidden", std::make_shared<nn::Linear>(2, 16, gen));
     affine = register_module("affine", std::make_shared<Affine>(16));
-    out = register_module("out", std::make_shared<nn::Linear>(16, 2, true, gen));
+    out = register_module("out", std::make_shared<nn::Linear>(16, 2, gen));
   }
   Tensor forward(const Tensor& x) override { return out->forward(tanh(affine->forward(hidden->forward(x)))); }
   std::string type_name() const override { return "Classifier"; }
@@ -66,9 +66,9 @@ TEST_CASE("A user-defined module registers parameters and computes from ops", "[
   check_close(affine(Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3})), {3, -2, 0.5f, 9, -5, 2});
   CHECK(affine.repr() == "Affine(features=3)");
   CHECK(affine.scale.requires_grad());
-  check_gradients([&](const std::vector<Tensor>& in) { return in[0] * in[1] + in[2]; },
-                  {Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3}), affine.scale.detach().clone(),
-                   affine.shift.detach().clone()});
+  check_gradients(
+      [&](const std::vector<Tensor>& in) { return in[0] * in[1] + in[2]; },
+      {Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3}), affine.scale.detach().clone(), affine.shift.detach().clone()});
 }
 
 TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[nn][optim][loss]") {
@@ -76,8 +76,8 @@ TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[
   Classifier model(gen);
   std::vector<std::string> names;
   for (const auto& [name, value] : model.named_parameters()) names.push_back(name);
-  CHECK(names == std::vector<std::string>{"hidden.weight", "hidden.bias", "affine.scale", "affine.shift",
-                                          "out.weight", "out.bias"});
+  CHECK(names == std::vector<std::string>{"hidden.weight", "hidden.bias", "affine.scale", "affine.shift", "out.weight",
+                                          "out.bias"});
   CHECK(model.repr() ==
         "Classifier(\n"
         "  (hidden): Linear(in_features=2, out_features=16, bias=True)\n"
@@ -87,16 +87,16 @@ TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[
 
   auto [x, y] = quadrant_data(256, gen);
   optim::SGD optimizer(model.parameters(), {.lr = 0.5, .momentum = 0.9});
-  const float first_loss = nn::cross_entropy(model(x), y).item();
+  const float first_loss = cross_entropy(model(x), y).item();
   for (int step = 0; step < 300; ++step) {
     optimizer.zero_grad();
-    Tensor loss = nn::cross_entropy(model(x), y);
+    Tensor loss = cross_entropy(model(x), y);
     loss.backward();
     optimizer.step();
   }
   REQUIRE(model.affine->scale.grad().defined());  // the gradient reached the user's parameter
   model.eval();
-  const float last_loss = nn::cross_entropy(model(x), y).item();
+  const float last_loss = cross_entropy(model(x), y).item();
   INFO("loss " << first_loss << " -> " << last_loss);
   CHECK(first_loss > 0.6f);  // about ln 2 at the start
   CHECK(last_loss < 0.15f);

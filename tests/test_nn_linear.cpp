@@ -21,7 +21,7 @@ TEST_CASE("Linear computes x W^T + b", "[nn]") {
 }
 
 TEST_CASE("Linear without bias has no bias parameter", "[nn]") {
-  nn::Linear layer(2, 2, false);
+  nn::Linear layer(nn::LinearOptions(2, 2).bias(false));
   CHECK_FALSE(layer.bias.defined());
   layer.weight.detach().copy_(Tensor::from_vector({2, 0, 1, -1}, {2, 2}));
   check_close(layer(Tensor::from_vector({3, 5}, {1, 2})), {6.0f, -2.0f});
@@ -33,7 +33,7 @@ TEST_CASE("Linear without bias has no bias parameter", "[nn]") {
 
 TEST_CASE("Linear takes any leading dims, like nn.Linear", "[nn]") {
   Generator gen(3);
-  nn::Linear layer(4, 2, true, gen);
+  nn::Linear layer(4, 2, gen);
   Tensor x = Tensor::randn({2, 3, 4}, gen);
   Tensor y = layer(x);
   REQUIRE(y.shape() == Shape{2, 3, 2});
@@ -45,11 +45,10 @@ TEST_CASE("Linear takes any leading dims, like nn.Linear", "[nn]") {
 
 TEST_CASE("Linear gradients for input, weight and bias match finite differences", "[nn]") {
   Generator gen(7);
-  nn::Linear layer(5, 3, true, gen);
+  nn::Linear layer(5, 3, gen);
   Tensor x = Tensor::randn({4, 5}, gen);
-  check_gradients(
-      [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
-      {x, layer.weight.detach().clone(), layer.bias.detach().clone()});
+  check_gradients([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                  {x, layer.weight.detach().clone(), layer.bias.detach().clone()});
   // And through the module: backward reaches the registered parameters.
   Tensor xs = x.detach().clone().requires_grad_();
   sum(layer(xs)).backward();
@@ -57,7 +56,8 @@ TEST_CASE("Linear gradients for input, weight and bias match finite differences"
   check_close(layer.bias.grad(), {4.0f, 4.0f, 4.0f});
   Tensor column_sums = sum(x, {0}, true);  // (1, 5)
   for (int64_t o = 0; o < 3; ++o)
-    for (int64_t i = 0; i < 5; ++i) CHECK(layer.weight.grad().at({o, i}) == Approx(column_sums.at({0, i})).margin(1e-5));
+    for (int64_t i = 0; i < 5; ++i)
+      CHECK(layer.weight.grad().at({o, i}) == Approx(column_sums.at({0, i})).margin(1e-5));
   Tensor weight_sums = sum(layer.weight.detach(), {0});  // (5)
   for (int64_t n = 0; n < 4; ++n)
     for (int64_t i = 0; i < 5; ++i) CHECK(xs.grad().at({n, i}) == Approx(weight_sums.at({i})).margin(1e-5));
@@ -65,9 +65,9 @@ TEST_CASE("Linear gradients for input, weight and bias match finite differences"
 
 TEST_CASE("Linear init draws weight then bias uniformly within 1/sqrt(in)", "[nn]") {
   Generator a(42), b(42), c(43);
-  nn::Linear first(64, 10, true, a);
-  nn::Linear second(64, 10, true, b);
-  nn::Linear other(64, 10, true, c);
+  nn::Linear first(64, 10, a);
+  nn::Linear second(64, 10, b);
+  nn::Linear other(64, 10, c);
   check_close(first.weight, second.weight, 0.0, 0.0);  // same seed, same bits
   check_close(first.bias, second.bias, 0.0, 0.0);
   CHECK(first.weight.to_vector() != other.weight.to_vector());
@@ -109,9 +109,8 @@ TEST_CASE("Linear parameters require grad and print like PyTorch", "[nn]") {
 
 TEST_CASE("Linear errors name the shapes", "[nn]") {
   nn::Linear layer(3, 2);
-  REQUIRE_THROWS_WITH(layer(Tensor::zeros({4, 5})),
-                      Catch::Contains("expected input of shape [*, 3]") && Catch::Contains("[2, 3]") &&
-                          Catch::Contains("got [4, 5]"));
+  REQUIRE_THROWS_WITH(layer(Tensor::zeros({4, 5})), Catch::Contains("expected input of shape [*, 3]") &&
+                                                        Catch::Contains("[2, 3]") && Catch::Contains("got [4, 5]"));
   REQUIRE_THROWS_WITH(layer(Tensor::scalar(1.0f)), Catch::Contains("got []"));
   REQUIRE_THROWS_WITH(nn::Linear(0, 2), Catch::Contains("in_features=0"));
   REQUIRE_THROWS_WITH(nn::Linear(3, -1), Catch::Contains("out_features=-1"));
@@ -125,11 +124,11 @@ TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]"
     int64_t in, out;
     bool bias;
   };
-  for (const Spec& spec : {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false},
-                           Spec{"linear_batch1", 7, 2, true}}) {
+  for (const Spec& spec :
+       {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false}, Spec{"linear_batch1", 7, 2, true}}) {
     INFO(spec.name);
     minidl::testing::Fixture f(spec.name);
-    nn::Linear layer(spec.in, spec.out, spec.bias);
+    nn::Linear layer(nn::LinearOptions(spec.in, spec.out).bias(spec.bias));
     {
       NoGradGuard no_grad;  // writes into parameters, as torch.no_grad() around them
       layer.weight.copy_(f["weight"]);
@@ -143,4 +142,17 @@ TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]"
     check_close(layer.weight.grad(), f["weight.grad"], 1e-6, 1e-5);
     if (spec.bias) check_close(layer.bias.grad(), f["bias.grad"], 1e-6, 1e-5);
   }
+}
+
+TEST_CASE("LinearOptions: bias on by default, off by name", "[nn][linear]") {
+  Generator gen(0);
+  nn::Linear with(nn::LinearOptions(3, 2), gen);
+  nn::Linear without(nn::LinearOptions(3, 2).bias(false), gen);
+  CHECK(nn::LinearOptions(3, 2).bias());
+  CHECK(with.bias.defined());
+  CHECK_FALSE(without.bias.defined());
+  CHECK(without.repr() == "Linear(in_features=3, out_features=2, bias=False)");
+  // Same draws as the two-integer constructor from the same generator.
+  Generator a(5), b(5);
+  check_close(nn::Linear(nn::LinearOptions(3, 2), a).weight, nn::Linear(3, 2, b).weight, 0.0, 0.0);
 }

@@ -13,9 +13,9 @@ namespace {
 // Linear(4, 3), Tanh, Linear(3, 2), Tanh, Linear(2, 2) as nn.Sequential builds it.
 std::shared_ptr<nn::Sequential> small_mlp(uint64_t seed) {
   Generator gen(seed);
-  return std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(4, 3, true, gen), std::make_shared<nn::Tanh>(),
-                                          std::make_shared<nn::Linear>(3, 2, true, gen), std::make_shared<nn::Tanh>(),
-                                          std::make_shared<nn::Linear>(2, 2, true, gen));
+  return std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(4, 3, gen), std::make_shared<nn::Tanh>(),
+                                          std::make_shared<nn::Linear>(3, 2, gen), std::make_shared<nn::Tanh>(),
+                                          std::make_shared<nn::Linear>(2, 2, gen));
 }
 
 std::vector<std::string> names(const nn::NamedTensors& named) {
@@ -64,11 +64,12 @@ TEST_CASE("Sequential chains forward through its children", "[nn]") {
 TEST_CASE("Sequential prints like PyTorch", "[nn]") {
   // print(nn.Sequential(nn.Linear(64, 10), nn.Tanh(),
   //                     nn.Sequential(nn.Linear(10, 3, bias=False), nn.ReLU())))
-  nn::Sequential inner{std::make_shared<nn::Linear>(10, 3, false), std::make_shared<nn::ReLU>()};
+  nn::Sequential inner{std::make_shared<nn::Linear>(nn::LinearOptions(10, 3).bias(false)),
+                       std::make_shared<nn::ReLU>()};
   nn::Sequential model;
   model.push_back(std::make_shared<nn::Linear>(64, 10));
   model.push_back(std::make_shared<nn::Tanh>());
-  model.push_back(std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(10, 3, false),
+  model.push_back(std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(nn::LinearOptions(10, 3).bias(false)),
                                                    std::make_shared<nn::ReLU>()));
   CHECK(model.repr() ==
         "Sequential(\n"
@@ -115,7 +116,7 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
   REQUIRE(state.size() == 6);
   CHECK(state[2].name == "2.weight");
   CHECK(state[2].value.shape() == Shape{2, 3});
-  CHECK(state[2].dtype == nn::DType::F32);
+  CHECK(state[2].dtype == DType::F32);
 
   SECTION("a full state loads, copying values into the existing tensors") {
     const float* storage = target->parameters()[0].data();
@@ -137,8 +138,9 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
   }
   SECTION("an unexpected key is refused") {
     nn::StateDict extra = state;
-    extra.push_back({"5.weight", Tensor::zeros({2, 2}), nn::DType::F32});
-    REQUIRE_THROWS_WITH(target->load_state_dict(extra), Catch::Contains("unexpected key(s) in state_dict: \"5.weight\""));
+    extra.push_back({"5.weight", Tensor::zeros({2, 2}), DType::F32});
+    REQUIRE_THROWS_WITH(target->load_state_dict(extra),
+                        Catch::Contains("unexpected key(s) in state_dict: \"5.weight\""));
     REQUIRE_NOTHROW(target->load_state_dict(extra, false));
   }
   SECTION("a wrong shape is refused even when not strict") {
@@ -156,7 +158,7 @@ TEST_CASE("tied weights: the same Linear twice is two parameters, four state_dic
   // '2.bias'; with weight [[0.1, 0.2], [0.3, 0.4]], bias [0.1, -0.2], x = [[1, -1]], one
   // SGD(lr 0.1) step on sum(net(x)) gives the numbers below (both uses' gradients summed).
   Generator gen(0);
-  auto lin = std::make_shared<nn::Linear>(2, 2, true, gen);
+  auto lin = std::make_shared<nn::Linear>(2, 2, gen);
   nn::Sequential net(lin, std::make_shared<nn::Tanh>(), lin);
   CHECK(net.parameters().size() == 2);
   CHECK(names(net.named_parameters()) == std::vector<std::string>{"0.weight", "0.bias"});
@@ -194,4 +196,31 @@ TEST_CASE("a module used twice lists its buffers once, as PyTorch's named_buffer
         std::vector<std::string>{"0.running_mean", "0.running_var", "0.num_batches_tracked"});
   CHECK(net.parameters().size() == 2);
   CHECK(net.state_dict().size() == 10);  // both names of all five tensors
+}
+
+TEST_CASE("Sequential takes modules by value or by pointer, and gives a child back typed", "[nn][sequential]") {
+  auto shared_tanh = std::make_shared<nn::Tanh>();
+  nn::Sequential seq(nn::Linear(64, 10), shared_tanh, nn::Linear(nn::LinearOptions(10, 3).bias(false)));
+  REQUIRE(seq.size() == 3);
+  CHECK(seq[1] == shared_tanh);  // a pointer is kept, not copied
+  nn::Linear& first = seq.at<nn::Linear>(0);
+  CHECK(first.in_features() == 64);
+  CHECK(first.weight.shape() == Shape{10, 64});
+  CHECK_FALSE(seq.at<nn::Linear>(2).bias.defined());
+  CHECK(seq.parameters().size() == 3);  // a moved Linear keeps its registered tensors
+  CHECK(seq.parameters()[0].same(first.weight));
+  CHECK(seq(Tensor::ones({2, 64})).shape() == Shape{2, 3});
+  REQUIRE_THROWS_WITH(seq.at<nn::Linear>(1), "Sequential::at: child 1 is a Tanh, not the type asked for");
+  REQUIRE_THROWS_WITH(seq.at<nn::Linear>(3), Catch::Contains("index 3 is out of range for a Sequential of 3"));
+}
+
+TEST_CASE("parameters() lists a module registered twice once (tied weights)", "[nn][sequential]") {
+  auto shared = std::make_shared<nn::Linear>(4, 4);
+  nn::Sequential seq(shared, nn::Tanh(), shared);
+  CHECK(seq.named_parameters().size() == 2);  // "0.weight", "0.bias", as PyTorch (remove_duplicate=True)
+  CHECK(seq.state_dict().size() == 4);        // "0.weight", "0.bias", "2.weight", "2.bias"
+  const std::vector<Tensor> params = seq.parameters();
+  REQUIRE(params.size() == 2);
+  CHECK(params[0].same(shared->weight));
+  CHECK(params[1].same(shared->bias));
 }

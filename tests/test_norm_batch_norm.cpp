@@ -1,4 +1,4 @@
-// BatchNorm1d / BatchNorm2d and the fused batch_norm op against REFERENCE.md's worked
+// BatchNorm1d / BatchNorm2d and the fused batch_norm op against the worked
 // examples, plain-loop references, finite differences and the composite version.
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
@@ -38,8 +38,9 @@ TEST_CASE("BatchNorm of the lesson's 2x3 example", "[norm][batch_norm]") {
   check_close(y, {-1, 1, -1, 1, -1, 1}, 5e-3, 0);
   // Two values per channel: +-1 exactly up to eps: d / sqrt(d^2 + eps).
   const float v = 0.5f / std::sqrt(0.25f + 1e-5f);
-  check_close(y.reshape({6}), {-v, 1.5f / std::sqrt(2.25f + 1e-5f), -2.5f / std::sqrt(6.25f + 1e-5f), v,
-                               -1.5f / std::sqrt(2.25f + 1e-5f), 2.5f / std::sqrt(6.25f + 1e-5f)},
+  check_close(y.reshape({6}),
+              {-v, 1.5f / std::sqrt(2.25f + 1e-5f), -2.5f / std::sqrt(6.25f + 1e-5f), v,
+               -1.5f / std::sqrt(2.25f + 1e-5f), 2.5f / std::sqrt(6.25f + 1e-5f)},
               1e-6, 1e-6);
 }
 
@@ -83,10 +84,13 @@ TEST_CASE("BatchNorm parameters, buffers and state_dict match PyTorch's", "[norm
 }
 
 TEST_CASE("BatchNorm repr is PyTorch's", "[norm][batch_norm]") {
-  CHECK(nn::BatchNorm1d(64).repr() == "BatchNorm1d(64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
-  CHECK(nn::BatchNorm2d(nn::BatchNormOptions{.num_features = 3, .eps = 0.001, .momentum = std::nullopt,
-                                             .affine = false, .track_running_stats = false})
-            .repr() == "BatchNorm2d(3, eps=0.001, momentum=None, affine=False, track_running_stats=False)");
+  CHECK(nn::BatchNorm1d(64).repr() ==
+        "BatchNorm1d(64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
+  CHECK(
+      nn::BatchNorm2d(
+          nn::BatchNormOptions{
+              .num_features = 3, .eps = 0.001, .momentum = std::nullopt, .affine = false, .track_running_stats = false})
+          .repr() == "BatchNorm2d(3, eps=0.001, momentum=None, affine=False, track_running_stats=False)");
 }
 
 TEST_CASE("BatchNorm training normalizes with batch statistics and biased variance", "[norm][batch_norm]") {
@@ -108,8 +112,8 @@ TEST_CASE("BatchNorm training normalizes with batch statistics and biased varian
 
 TEST_CASE("BatchNorm running statistics over several steps, eval uses them and never moves them",
           "[norm][batch_norm]") {
-  for (std::optional<double> momentum : {std::optional<double>(0.1), std::optional<double>(0.5),
-                                         std::optional<double>()}) {
+  for (std::optional<double> momentum :
+       {std::optional<double>(0.1), std::optional<double>(0.5), std::optional<double>()}) {
     for (Shape shape : {Shape{8, 4}, Shape{5, 4, 3}}) {
       INFO("momentum " << nn::python_float(momentum) << " shape " << to_string(shape));
       nn::BatchNorm1d bn(nn::BatchNormOptions{.num_features = 4, .momentum = momentum});
@@ -141,8 +145,9 @@ TEST_CASE("BatchNorm running statistics over several steps, eval uses them and n
       bn.train();  // back in training: batch statistics again, and the statistics move
       Tensor z = random_normal(shape, 9, -2.0f, 0.5f);
       auto m = minidl::testing::channel_moments_reference(z);
-      check_close(bn(z), minidl::testing::channel_normalize_reference(z, m.mean, m.biased_var, 1e-5, bn.weight, bn.bias),
-                  2e-5, 1e-5);
+      check_close(bn(z),
+                  minidl::testing::channel_normalize_reference(z, m.mean, m.biased_var, 1e-5, bn.weight, bn.bias), 2e-5,
+                  1e-5);
       CHECK(bn.num_batches_tracked.item() == 5.0f);
     }
   }
@@ -156,8 +161,9 @@ TEST_CASE("BatchNorm without tracked statistics uses batch statistics in eval to
   bn.eval();
   check_close(bn(x), train_out, 0, 0);
   auto m = minidl::testing::channel_moments_reference(x);
-  check_close(train_out, minidl::testing::channel_normalize_reference(x, m.mean, m.biased_var, 1e-5, Tensor(), Tensor()),
-              2e-5, 1e-5);
+  check_close(train_out,
+              minidl::testing::channel_normalize_reference(x, m.mean, m.biased_var, 1e-5, Tensor(), Tensor()), 2e-5,
+              1e-5);
 }
 
 TEST_CASE("BatchNorm without affine has no parameters and only normalizes", "[norm][batch_norm]") {
@@ -193,7 +199,7 @@ TEST_CASE("BatchNorm fused op and composite agree in forward, backward and runni
         return batch_norm(in[0], rm_fused, rv_fused, in[1], in[2], training, 0.3, 1e-5);
       };
       auto comp = [&](const std::vector<Tensor>& in) {
-        return nn::composite::batch_norm(in[0], rm_comp, rv_comp, in[1], in[2], training, 0.3, 1e-5);
+        return composite::batch_norm(in[0], rm_comp, rv_comp, in[1], in[2], training, 0.3, 1e-5);
       };
       std::vector<Tensor> inputs{random_normal(shape, 52, 1.0f, 2.0f), random_normal({5}, 53), random_normal({5}, 54)};
       auto a = minidl::testing::gradients(fused, inputs), b = minidl::testing::gradients(comp, inputs);
@@ -212,8 +218,8 @@ TEST_CASE("BatchNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][batc
   Tensor x = random_normal({256, 4}, 61, 1e4f, 0.1f);
   Tensor y = bn(x);
   auto m = minidl::testing::channel_moments_reference(x);
-  check_close(y, minidl::testing::channel_normalize_reference(x, m.mean, m.biased_var, 1e-5, Tensor(), Tensor()),
-              1e-5, 1e-5);
+  check_close(y, minidl::testing::channel_normalize_reference(x, m.mean, m.biased_var, 1e-5, Tensor(), Tensor()), 1e-5,
+              1e-5);
   Tensor mean_y = mean(y, {0}), var_y = var(y, {0}, 0);
   check_close(mean_y, std::vector<float>(4, 0.0f), 1e-5, 0);
   check_close(var_y, std::vector<float>(4, 1.0f), 1e-2, 0);  // eps 1e-5 against var 1e-2
@@ -232,9 +238,11 @@ TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
                       Catch::Contains("expected input with 64 channels") && Catch::Contains("[8, 32]"));
   REQUIRE_THROWS_WITH(bn(Tensor::zeros({2, 64, 3, 3})),
                       Catch::Contains("expected 2D or 3D input (got 4D input") && Catch::Contains("[2, 64, 3, 3]"));
-  REQUIRE_THROWS_WITH(nn::BatchNorm2d(64)(Tensor::zeros({2, 64, 3})), Catch::Contains("expected 4D input (got 3D input"));
-  REQUIRE_THROWS_WITH(bn(Tensor::zeros({1, 64})),
-                      Catch::Contains("Expected more than 1 value per channel when training") && Catch::Contains("[1, 64]"));
+  REQUIRE_THROWS_WITH(nn::BatchNorm2d(64)(Tensor::zeros({2, 64, 3})),
+                      Catch::Contains("expected 4D input (got 3D input"));
+  REQUIRE_THROWS_WITH(
+      bn(Tensor::zeros({1, 64})),
+      Catch::Contains("Expected more than 1 value per channel when training") && Catch::Contains("[1, 64]"));
   REQUIRE_THROWS_WITH(bn(Tensor::zeros({1, 64, 1})),
                       Catch::Contains("Expected more than 1 value per channel when training"));
   CHECK(bn.num_batches_tracked.item() == 0.0f);  // a refused batch is not counted
@@ -244,7 +252,8 @@ TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
   untracked.eval();
   REQUIRE_THROWS_WITH(untracked(Tensor::zeros({1, 2})),
                       Catch::Contains("Expected more than 1 value per channel when training"));
-  REQUIRE_THROWS_WITH(batch_norm(Tensor::zeros({4, 3}), Tensor(), Tensor(), Tensor::ones({2}), Tensor(), true, 0.1, 1e-5),
-                      Catch::Contains("expected weight of shape [3]") && Catch::Contains("got [2]"));
+  REQUIRE_THROWS_WITH(
+      batch_norm(Tensor::zeros({4, 3}), Tensor(), Tensor(), Tensor::ones({2}), Tensor(), true, 0.1, 1e-5),
+      Catch::Contains("expected weight of shape [3]") && Catch::Contains("got [2]"));
   REQUIRE_THROWS_WITH(nn::BatchNorm1d(0), Catch::Contains("num_features must be positive"));
 }

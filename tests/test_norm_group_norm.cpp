@@ -86,7 +86,7 @@ TEST_CASE("GroupNorm fused op and composite agree in forward and backward", "[no
   for (Shape shape : {Shape{64, 64}, Shape{4, 8, 6}, Shape{2, 8, 3, 5}}) {
     for (int64_t groups : {1, 4, 8}) {
       auto fused = [&](const std::vector<Tensor>& in) { return group_norm(in[0], groups, in[1], in[2]); };
-      auto comp = [&](const std::vector<Tensor>& in) { return nn::composite::group_norm(in[0], groups, in[1], in[2]); };
+      auto comp = [&](const std::vector<Tensor>& in) { return composite::group_norm(in[0], groups, in[1], in[2]); };
       const int64_t c = shape[1];
       std::vector<Tensor> inputs{random_normal(shape, 71, 0.5f, 2.0f), random_normal({c}, 72), random_normal({c}, 73)};
       auto a = minidl::testing::gradients(fused, inputs), b = minidl::testing::gradients(comp, inputs);
@@ -105,9 +105,8 @@ TEST_CASE("GroupNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][grou
 }
 
 TEST_CASE("GroupNorm errors name what was expected", "[norm][group_norm]") {
-  REQUIRE_THROWS_WITH(nn::GroupNorm(4, 6),
-                      Catch::Contains("num_channels must be divisible by num_groups") && Catch::Contains("num_channels=6") &&
-                          Catch::Contains("num_groups=4"));
+  REQUIRE_THROWS_WITH(nn::GroupNorm(4, 6), Catch::Contains("num_channels must be divisible by num_groups") &&
+                                               Catch::Contains("num_channels=6") && Catch::Contains("num_groups=4"));
   REQUIRE_THROWS_WITH(group_norm(Tensor::zeros({2, 6, 3}), 4, Tensor(), Tensor()),
                       Catch::Contains("Expected number of channels in input to be divisible by num_groups, but got "
                                       "input of shape [2, 6, 3] and num_groups=4"));

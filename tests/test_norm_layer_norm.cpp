@@ -1,4 +1,4 @@
-// LayerNorm and the fused layer_norm op against REFERENCE.md's worked examples, a
+// LayerNorm and the fused layer_norm op against the worked examples of docs/normalization.md, a
 // plain-loop reference, finite differences and the composite version.
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
@@ -57,13 +57,14 @@ TEST_CASE("LayerNorm over one and several trailing dims matches a plain loop", "
   for (const Case& c : {Case{{7, 5}, {5}}, Case{{3, 4, 6}, {6}}, Case{{2, 3, 4}, {3, 4}}, Case{{5}, {5}}}) {
     INFO("input " << to_string(c.input) << " normalized " << to_string(c.normalized));
     for (int variant = 0; variant < 3; ++variant) {  // affine with bias, without bias, no affine
-      nn::LayerNorm ln(nn::LayerNormOptions{.normalized_shape = c.normalized, .elementwise_affine = variant < 2,
-                                            .bias = variant == 0});
+      nn::LayerNorm ln(nn::LayerNormOptions{
+          .normalized_shape = c.normalized, .elementwise_affine = variant < 2, .bias = variant == 0});
       Generator gen(5);
       if (ln.weight.defined()) ln.weight.detach().copy_(Tensor::randn(c.normalized, gen, 1.0f, 0.5f));
       if (ln.bias.defined()) ln.bias.detach().copy_(Tensor::randn(c.normalized, gen));
       Tensor x = random_normal(c.input, 6, 3.0f, 2.0f);
-      Tensor expected = minidl::testing::row_normalize_reference(x, numel(c.normalized), true, 1e-5, ln.weight, ln.bias);
+      Tensor expected =
+          minidl::testing::row_normalize_reference(x, numel(c.normalized), true, 1e-5, ln.weight, ln.bias);
       check_close(ln(x), expected, 2e-5, 1e-5);
       ln.eval();  // the same in eval
       check_close(ln(x), expected, 2e-5, 1e-5);
@@ -101,9 +102,7 @@ TEST_CASE("LayerNorm fused op and composite agree in forward and backward", "[no
   for (const Case& c : {Case{{64, 64}, {64}}, Case{{3, 4, 7}, {7}}, Case{{2, 3, 4}, {3, 4}}}) {
     INFO("input " << to_string(c.input));
     auto fused = [&](const std::vector<Tensor>& in) { return layer_norm(in[0], c.normalized, in[1], in[2]); };
-    auto comp = [&](const std::vector<Tensor>& in) {
-      return nn::composite::layer_norm(in[0], c.normalized, in[1], in[2]);
-    };
+    auto comp = [&](const std::vector<Tensor>& in) { return composite::layer_norm(in[0], c.normalized, in[1], in[2]); };
     std::vector<Tensor> inputs{random_normal(c.input, 81, 0.5f, 2.0f), random_normal(c.normalized, 82),
                                random_normal(c.normalized, 83)};
     auto a = minidl::testing::gradients(fused, inputs), b = minidl::testing::gradients(comp, inputs);

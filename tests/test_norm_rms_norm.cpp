@@ -1,4 +1,4 @@
-// RMSNorm and the fused rms_norm op against REFERENCE.md's worked examples, a plain-loop
+// RMSNorm and the fused rms_norm op against the worked examples of docs/normalization.md, a plain-loop
 // reference, finite differences and the composite version.
 #include <limits>
 
@@ -59,15 +59,16 @@ TEST_CASE("RMSNorm over one and several trailing dims matches a plain loop", "[n
       nn::RMSNorm rms(nn::RMSNormOptions{.normalized_shape = normalized, .eps = 1e-4, .elementwise_affine = affine});
       if (affine) rms.weight.detach().copy_(random_normal(normalized, 5, 1.0f, 0.5f));
       Tensor x = random_normal(input, 6, 1.0f, 2.0f);
-      check_close(rms(x), minidl::testing::row_normalize_reference(x, numel(normalized), false, 1e-4, rms.weight, Tensor()),
+      check_close(rms(x),
+                  minidl::testing::row_normalize_reference(x, numel(normalized), false, 1e-4, rms.weight, Tensor()),
                   2e-5, 1e-5);
     }
   }
 }
 
 TEST_CASE("RMSNorm input and weight gradients match finite differences", "[norm][rms_norm]") {
-  for (auto [input, normalized] :
-       {std::pair{Shape{4, 6}, Shape{6}}, std::pair{Shape{2, 3, 5}, Shape{5}}, std::pair{Shape{2, 3, 4}, Shape{3, 4}}}) {
+  for (auto [input, normalized] : {std::pair{Shape{4, 6}, Shape{6}}, std::pair{Shape{2, 3, 5}, Shape{5}},
+                                   std::pair{Shape{2, 3, 4}, Shape{3, 4}}}) {
     for (bool training : {true, false}) {
       INFO("input " << to_string(input) << " training " << training);
       nn::RMSNorm rms(nn::RMSNormOptions{.normalized_shape = normalized});
@@ -86,7 +87,7 @@ TEST_CASE("RMSNorm input and weight gradients match finite differences", "[norm]
 TEST_CASE("RMSNorm fused op and composite agree in forward and backward", "[norm][rms_norm]") {
   for (auto [input, normalized] : {std::pair{Shape{64, 64}, Shape{64}}, std::pair{Shape{2, 3, 4}, Shape{3, 4}}}) {
     auto fused = [&](const std::vector<Tensor>& in) { return rms_norm(in[0], normalized, in[1]); };
-    auto comp = [&](const std::vector<Tensor>& in) { return nn::composite::rms_norm(in[0], normalized, in[1]); };
+    auto comp = [&](const std::vector<Tensor>& in) { return composite::rms_norm(in[0], normalized, in[1]); };
     std::vector<Tensor> inputs{random_normal(input, 81, 0.5f, 2.0f), random_normal(normalized, 82)};
     auto a = minidl::testing::gradients(fused, inputs), b = minidl::testing::gradients(comp, inputs);
     for (size_t i = 0; i < a.size(); ++i) {

@@ -10,7 +10,8 @@ using namespace minidl;
 namespace {
 
 // Output, dx, dweight, dbias of f on sizes large enough to run in parallel.
-std::vector<std::vector<float>> run_with_threads(int threads, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+std::vector<std::vector<float>> run_with_threads(int threads,
+                                                 const std::function<Tensor(const std::vector<Tensor>&)>& f,
                                                  const std::vector<Tensor>& inputs) {
   const int saved = omp_get_max_threads();
   omp_set_num_threads(threads);
@@ -31,7 +32,9 @@ void check_same_bits(const std::function<Tensor(const std::vector<Tensor>&)>& f,
   }
 }
 
-Tensor random_like(const Shape& shape, uint64_t seed) { return minidl::testing::random_normal(shape, seed, 1.0f, 2.0f); }
+Tensor random_like(const Shape& shape, uint64_t seed) {
+  return minidl::testing::random_normal(shape, seed, 1.0f, 2.0f);
+}
 
 }  // namespace
 

@@ -2,9 +2,9 @@
 #include "support/check.hpp"
 
 using namespace minidl;
+using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using Catch::Contains;
 
 namespace {
 Tensor t(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
@@ -105,14 +105,19 @@ TEST_CASE("sum_to reduces a gradient to a broadcast source shape", "[ops]") {
 TEST_CASE("gradients of add/sub/mul/div by finite differences", "[ops][autograd]") {
   Generator gen(11);
   auto positive = [&](const Shape& s) { return Tensor::rand(s, gen, 0.5f, 2.0f); };
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{3, 4}, {3, 4}}, {{3, 4}, {4}}, {{4}, {3, 4}}, {{3, 1}, {1, 4}}, {{2, 3, 4}, {3, 1}}, {{3, 4}, {}}, {{}, {2, 2}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{3, 4}, {3, 4}}, {{3, 4}, {4}},       {{4}, {3, 4}},
+                                                      {{3, 1}, {1, 4}}, {{2, 3, 4}, {3, 1}}, {{3, 4}, {}},
+                                                      {{}, {2, 2}}};
   for (const auto& [sa, sb] : cases) {
     INFO("shapes " << to_string(sa) << " and " << to_string(sb));
-    check_gradients([](const std::vector<Tensor>& in) { return add(in[0], in[1]); }, {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
-    check_gradients([](const std::vector<Tensor>& in) { return sub(in[0], in[1]); }, {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
-    check_gradients([](const std::vector<Tensor>& in) { return mul(in[0], in[1]); }, {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
-    check_gradients([](const std::vector<Tensor>& in) { return div(in[0], in[1]); }, {Tensor::randn(sa, gen), positive(sb)});
+    check_gradients([](const std::vector<Tensor>& in) { return add(in[0], in[1]); },
+                    {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
+    check_gradients([](const std::vector<Tensor>& in) { return sub(in[0], in[1]); },
+                    {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
+    check_gradients([](const std::vector<Tensor>& in) { return mul(in[0], in[1]); },
+                    {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
+    check_gradients([](const std::vector<Tensor>& in) { return div(in[0], in[1]); },
+                    {Tensor::randn(sa, gen), positive(sb)});
   }
   // The same tensor on both sides: both gradients reach it.
   check_gradients([](const std::vector<Tensor>& in) { return mul(in[0], in[0]); }, {Tensor::randn({5}, gen)});

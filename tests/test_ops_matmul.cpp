@@ -1,11 +1,11 @@
 // matmul, matmul_t (the four transpose combinations), linear, and the gemm kernel.
-#include "minidl/kernels/gemm.hpp"
+#include "kernels/gemm.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;
+using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using Catch::Contains;
 
 TEST_CASE("matmul of hand-worked matrices", "[ops]") {
   Tensor a = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
@@ -80,7 +80,8 @@ TEST_CASE("matmul and linear shape errors name both shapes", "[ops]") {
 TEST_CASE("gradients of matmul, matmul_t and linear by finite differences", "[ops][autograd]") {
   Generator gen(9);
   using Inputs = const std::vector<Tensor>&;
-  check_gradients([](Inputs in) { return matmul(in[0], in[1]); }, {Tensor::randn({3, 4}, gen), Tensor::randn({4, 5}, gen)});
+  check_gradients([](Inputs in) { return matmul(in[0], in[1]); },
+                  {Tensor::randn({3, 4}, gen), Tensor::randn({4, 5}, gen)});
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       INFO("ta " << ta << " tb " << tb);

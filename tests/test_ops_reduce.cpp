@@ -4,9 +4,9 @@
 #include "support/check.hpp"
 
 using namespace minidl;
+using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using Catch::Contains;
 
 namespace {
 
@@ -118,14 +118,15 @@ TEST_CASE("bad dims name the valid range", "[ops]") {
 TEST_CASE("gradients of reductions by finite differences", "[ops][autograd]") {
   Generator gen(13);
   using Inputs = const std::vector<Tensor>&;
-  const std::vector<std::pair<Axes, bool>> cases = {{{}, false}, {{0}, false}, {{1}, true}, {{-1}, false},
+  const std::vector<std::pair<Axes, bool>> cases = {{{}, false},    {{0}, false},    {{1}, true},      {{-1}, false},
                                                     {{0, 2}, true}, {{2, 0}, false}, {{0, 1, 2}, true}};
   for (const auto& [axes, keepdim] : cases) {
     INFO("axes " << to_string(axes) << " keepdim " << keepdim);
     check_gradients([&](Inputs in) { return sum(in[0], axes, keepdim); }, {Tensor::randn({2, 3, 4}, gen)});
     check_gradients([&](Inputs in) { return mean(in[0], axes, keepdim); }, {Tensor::randn({2, 3, 4}, gen)});
     for (int64_t correction : {0, 1})
-      check_gradients([&](Inputs in) { return var(in[0], axes, correction, keepdim); }, {Tensor::randn({2, 3, 4}, gen)});
+      check_gradients([&](Inputs in) { return var(in[0], axes, correction, keepdim); },
+                      {Tensor::randn({2, 3, 4}, gen)});
   }
   // max: distinct values far apart, so a step of eps never changes the winner.
   auto spread = [&](const Shape& s) {  // 0, 0.5, 1, ... in a random order

@@ -4,9 +4,9 @@
 #include "support/check.hpp"
 
 using namespace minidl;
+using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using Catch::Contains;
 
 TEST_CASE("transpose of a matrix", "[ops]") {
   Tensor x = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});

@@ -65,7 +65,8 @@ TEST_CASE("the fuzzers' seed corpora give a value or a UsageError naming the fil
   each_seed("digits_csv", [](std::string text, const std::string& name) { data::parse_digits_csv(text, name); });
   each_seed("split_indices",
             [](std::string text, const std::string& name) { data::parse_split_indices(text, name, 1797); });
-  each_seed("batch_order", [](std::string text, const std::string& name) { data::parse_batch_order(text, name, 10, 2); });
+  each_seed("batch_order",
+            [](std::string text, const std::string& name) { data::parse_batch_order(text, name, 10, 2); });
   each_seed("safetensors", [](std::string bytes, const std::string& name) { io::parse_safetensors(bytes, name); });
 }
 
@@ -83,6 +84,6 @@ TEST_CASE("the parse-from-memory readers agree with the file readers", "[regress
   nn::StateDict state = io::parse_safetensors(read_bytes(st), "x");
   REQUIRE(state.size() == 2);
   CHECK(state[0].value.to_vector() == io::load_safetensors(st.string())[0].value.to_vector());
-  CHECK(state[1].dtype == nn::DType::I64);
+  CHECK(state[1].dtype == DType::I64);
   CHECK(state[1].value.to_vector() == std::vector<float>{7.0f});
 }

@@ -16,10 +16,10 @@ namespace {
 
 nn::StateDict sample_state() {
   Generator gen(5);
-  return {{"0.weight", Tensor::randn({3, 2}, gen), nn::DType::F32},
-          {"0.bias", Tensor::from_vector({-1.5f, 0.0f, 3.25f}), nn::DType::F32},
-          {"1.num_batches_tracked", Tensor::scalar(7.0f), nn::DType::I64},
-          {"1.steps", Tensor::from_vector({-3.0f, 1e6f}), nn::DType::I64}};
+  return {{"0.weight", Tensor::randn({3, 2}, gen), DType::F32},
+          {"0.bias", Tensor::from_vector({-1.5f, 0.0f, 3.25f}), DType::F32},
+          {"1.num_batches_tracked", Tensor::scalar(7.0f), DType::I64},
+          {"1.steps", Tensor::from_vector({-3.0f, 1e6f}), DType::I64}};
 }
 
 std::string read_bytes(const std::string& path) {
@@ -88,7 +88,7 @@ TEST_CASE("save_safetensors replaces the file atomically and leaves no temporary
   TempDir dir;
   const std::string path = dir.file("model.safetensors");
   io::save_safetensors(path, sample_state());
-  nn::StateDict second = {{"w", Tensor::full({2}, 4.0f), nn::DType::F32}};
+  nn::StateDict second = {{"w", Tensor::full({2}, 4.0f), DType::F32}};
   io::save_safetensors(path, second);
   CHECK(io::load_safetensors(path)[0].value.to_vector() == std::vector<float>{4.0f, 4.0f});
   int files = 0;
@@ -107,9 +107,9 @@ TEST_CASE("write_file_atomically names the path it cannot write", "[io]") {
 
 TEST_CASE("save_safetensors refuses duplicate names and non-integral I64 values", "[io]") {
   TempDir dir;
-  nn::StateDict twice = {{"a", Tensor::zeros({1}), nn::DType::F32}, {"a", Tensor::zeros({1}), nn::DType::F32}};
+  nn::StateDict twice = {{"a", Tensor::zeros({1}), DType::F32}, {"a", Tensor::zeros({1}), DType::F32}};
   REQUIRE_THROWS_WITH(io::save_safetensors(dir.file("x"), twice), Catch::Contains("a appears twice"));
-  nn::StateDict half = {{"n", Tensor::scalar(1.5f), nn::DType::I64}};
+  nn::StateDict half = {{"n", Tensor::scalar(1.5f), DType::I64}};
   REQUIRE_THROWS_WITH(io::save_safetensors(dir.file("x"), half), Catch::Contains("n is stored as I64 but holds 1.5"));
   CHECK(!std::filesystem::exists(dir.file("x")));
 }
@@ -122,8 +122,9 @@ TEST_CASE("load_safetensors names the file and what is wrong with a corrupt one"
     REQUIRE_THROWS_AS(io::load_safetensors(path), UsageError);
     REQUIRE_THROWS_WITH(io::load_safetensors(path), Catch::Contains(path + ": ") && Catch::Contains(what));
   };
-  CHECK(io::load_safetensors(dir.write("ok.safetensors", make_file(good_header, floats({1, 2}))))[0]
-            .value.to_vector() == std::vector<float>{1, 2});
+  CHECK(
+      io::load_safetensors(dir.write("ok.safetensors", make_file(good_header, floats({1, 2}))))[0].value.to_vector() ==
+      std::vector<float>{1, 2});
 
   check("", "truncated: the file has 0 bytes");
   check(std::string(5, '\x01'), "truncated: the file has 5 bytes");
@@ -136,9 +137,9 @@ TEST_CASE("load_safetensors names the file and what is wrong with a corrupt one"
         "entry \"w\": unsupported dtype \"F16\"");
   check(make_file(R"({"w":{"shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "the field \"dtype\" is missing");
   check(make_file(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", floats({1, 2})), "not a size");
-  check(make_file(R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,8]}})",
-                  floats({1, 2})),
-        "absurdly large");
+  check(
+      make_file(R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,8]}})", floats({1, 2})),
+      "absurdly large");
   check(make_file(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1, 2})),
         "shape [3] with dtype F32 needs 12 bytes, but data_offsets [0, 8] hold 8");
   check(make_file(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", floats({1, 2})),
@@ -190,7 +191,7 @@ TEST_CASE("load_safetensors skips __metadata__ and reads PyTorch's entry order",
   CHECK(state[1].name == "b");
   CHECK(state[1].value.item() == 6.0f);
   CHECK(state[2].name == "a");
-  CHECK(state[2].dtype == nn::DType::I64);
+  CHECK(state[2].dtype == DType::I64);
   CHECK(state[2].value.shape() == Shape{});
   CHECK(state[2].value.item() == 7.0f);
 }

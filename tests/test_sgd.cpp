@@ -48,22 +48,38 @@ struct Run {
 //       if kw.get("maximize"): loss = -loss
 //       loss.backward(); opt.step(); print(p)
 const std::vector<Run> kRuns = {
-    {"plain", {.lr = 0.1},
-     {0.37f, -0.88999999f, 1.1799999f, 0.266f, -0.79100001f, 0.6879999f, 0.18279999f, -0.70190001f, 0.39279994f, 0.11623999f, -0.62171f, 0.21567997f, 0.062991992f, -0.54953903f, 0.10940799f}},
-    {"momentum", {.lr = 0.1, .momentum = 0.9},
-     {0.37f, -0.88999999f, 1.1799999f, 0.149f, -0.69199997f, -0.049999993f, -0.10969999f, -0.43459997f, -1.1569998f, -0.35058996f, -0.14947997f, -1.7104998f, -0.52727294f, 0.13207603f, -1.5444497f}},
-    {"dampening", {.lr = 0.1, .momentum = 0.9, .dampening = 0.3},
-     {0.37f, -0.88999999f, 1.1799999f, 0.18020001f, -0.72170001f, 0.097599991f, -0.036847971f, -0.51271099f, -0.91788787f, -0.24803244f, -0.2817311f, -1.5888183f, -0.42437389f, -0.047128048f, -1.7617866f}},
-    {"nesterov", {.lr = 0.1, .momentum = 0.9, .nesterov = true},
-     {0.25300002f, -0.79100001f, 0.44200009f, -0.0054400004f, -0.53261f, -0.59611988f, -0.22042881f, -0.2600531f, -0.93825668f, -0.36113501f, -0.0032767139f, -0.76770788f, -0.42021644f, 0.21503982f, -0.38852838f}},
-    {"weight_decay", {.lr = 0.1, .weight_decay = 0.05},
-     {0.36750001f, -0.88499999f, 1.17f, 0.26216251f, -0.78207499f, 0.67614996f, 0.17841919f, -0.68995714f, 0.38230923f, 0.11184325f, -0.60751164f, 0.20747399f, 0.05891538f, -0.53372294f, 0.10344702f}},
-    {"maximize", {.lr = 0.1, .maximize = true},
-     {0.37f, -0.88999999f, 1.1799999f, 0.266f, -0.79100001f, 0.6879999f, 0.18279999f, -0.70190001f, 0.39279994f, 0.11623999f, -0.62171f, 0.21567997f, 0.062991992f, -0.54953903f, 0.10940799f}},
-    {"all", {.lr = 0.05, .momentum = 0.8, .weight_decay = 0.05, .nesterov = true, .maximize = true},
-     {0.38075f, -0.89649999f, 1.253f, 0.24110162f, -0.76598072f, 0.51268154f, 0.10112116f, -0.62183315f, -0.073459715f, -0.024749732f, -0.47492304f, -0.44254223f, -0.12758818f, -0.33363172f, -0.59840202f}},
-    {"momentum_decay_dampening", {.lr = 0.2, .momentum = 0.5, .dampening = 0.5, .weight_decay = 0.1},
-     {0.23000002f, -0.75999999f, 0.32000005f, 0.016700026f, -0.54639995f, -0.67119992f, -0.12345698f, -0.36949593f, -0.91160792f, -0.19760953f, -0.23039937f, -0.67805272f, -0.2231878f, -0.12550716f, -0.3032735f}},
+    {"plain",
+     {.lr = 0.1},
+     {0.37f, -0.88999999f, 1.1799999f, 0.266f, -0.79100001f, 0.6879999f, 0.18279999f, -0.70190001f, 0.39279994f,
+      0.11623999f, -0.62171f, 0.21567997f, 0.062991992f, -0.54953903f, 0.10940799f}},
+    {"momentum",
+     {.lr = 0.1, .momentum = 0.9},
+     {0.37f, -0.88999999f, 1.1799999f, 0.149f, -0.69199997f, -0.049999993f, -0.10969999f, -0.43459997f, -1.1569998f,
+      -0.35058996f, -0.14947997f, -1.7104998f, -0.52727294f, 0.13207603f, -1.5444497f}},
+    {"dampening",
+     {.lr = 0.1, .momentum = 0.9, .dampening = 0.3},
+     {0.37f, -0.88999999f, 1.1799999f, 0.18020001f, -0.72170001f, 0.097599991f, -0.036847971f, -0.51271099f,
+      -0.91788787f, -0.24803244f, -0.2817311f, -1.5888183f, -0.42437389f, -0.047128048f, -1.7617866f}},
+    {"nesterov",
+     {.lr = 0.1, .momentum = 0.9, .nesterov = true},
+     {0.25300002f, -0.79100001f, 0.44200009f, -0.0054400004f, -0.53261f, -0.59611988f, -0.22042881f, -0.2600531f,
+      -0.93825668f, -0.36113501f, -0.0032767139f, -0.76770788f, -0.42021644f, 0.21503982f, -0.38852838f}},
+    {"weight_decay",
+     {.lr = 0.1, .weight_decay = 0.05},
+     {0.36750001f, -0.88499999f, 1.17f, 0.26216251f, -0.78207499f, 0.67614996f, 0.17841919f, -0.68995714f, 0.38230923f,
+      0.11184325f, -0.60751164f, 0.20747399f, 0.05891538f, -0.53372294f, 0.10344702f}},
+    {"maximize",
+     {.lr = 0.1, .maximize = true},
+     {0.37f, -0.88999999f, 1.1799999f, 0.266f, -0.79100001f, 0.6879999f, 0.18279999f, -0.70190001f, 0.39279994f,
+      0.11623999f, -0.62171f, 0.21567997f, 0.062991992f, -0.54953903f, 0.10940799f}},
+    {"all",
+     {.lr = 0.05, .momentum = 0.8, .weight_decay = 0.05, .nesterov = true, .maximize = true},
+     {0.38075f, -0.89649999f, 1.253f, 0.24110162f, -0.76598072f, 0.51268154f, 0.10112116f, -0.62183315f, -0.073459715f,
+      -0.024749732f, -0.47492304f, -0.44254223f, -0.12758818f, -0.33363172f, -0.59840202f}},
+    {"momentum_decay_dampening",
+     {.lr = 0.2, .momentum = 0.5, .dampening = 0.5, .weight_decay = 0.1},
+     {0.23000002f, -0.75999999f, 0.32000005f, 0.016700026f, -0.54639995f, -0.67119992f, -0.12345698f, -0.36949593f,
+      -0.91160792f, -0.19760953f, -0.23039937f, -0.67805272f, -0.2231878f, -0.12550716f, -0.3032735f}},
 };
 
 }  // namespace
@@ -161,7 +177,8 @@ TEST_CASE("SGD zero_grad drops or zeroes the gradients", "[optim]") {
 TEST_CASE("SGD refuses invalid options, naming the option and value", "[optim]") {
   Tensor p = Tensor::zeros({2}).requires_grad_();
   REQUIRE_THROWS_WITH(SGD({p}, {.lr = -0.1}), Catch::Contains("invalid learning rate: lr=-0.1"));
-  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .momentum = -0.5}), Catch::Contains("invalid momentum value: momentum=-0.5"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .momentum = -0.5}),
+                      Catch::Contains("invalid momentum value: momentum=-0.5"));
   REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .weight_decay = -1}),
                       Catch::Contains("invalid weight_decay value: weight_decay=-1"));
   REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .nesterov = true}),
@@ -215,8 +232,7 @@ TEST_CASE("SGD matches PyTorch's fixtures step for step", "[optim]") {
       for (size_t k = 0; k < names.size(); ++k)
         check_close(params[k].grad(), f[cat("step", step, ".", names[k], ".grad")], 1e-5, 1e-5);
       optimizer.step();
-      for (size_t k = 0; k < names.size(); ++k)
-        check_close(params[k], f[cat("step", step, ".", names[k])], 1e-6, 1e-5);
+      for (size_t k = 0; k < names.size(); ++k) check_close(params[k], f[cat("step", step, ".", names[k])], 1e-6, 1e-5);
     }
   }
 }
@@ -287,4 +303,12 @@ TEST_CASE("zero_grad(set_to_none) between steps: 2.x's default skips the paramet
     check_close(dropped, {0.8f, 1.6f}, 1e-6, 1e-6);
     CHECK_FALSE(dropped.grad().defined());
   }
+}
+
+TEST_CASE("SGD refuses a missing or negative lr, as PyTorch, and allows lr = 0", "[optim]") {
+  Tensor p = Tensor::zeros({2}).requires_grad_(true);
+  REQUIRE_THROWS_WITH(optim::SGD({p}, {.momentum = 0.9}),
+                      "SGD: lr is required (SGDOptions{.lr = ...}), got none or NaN");
+  REQUIRE_THROWS_WITH(optim::SGD({p}, {.lr = -0.1}), "SGD: invalid learning rate: lr=-0.1 (expected >= 0)");
+  CHECK_NOTHROW(optim::SGD({p}, {.lr = 0.0}));
 }

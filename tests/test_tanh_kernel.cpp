@@ -3,7 +3,7 @@
 #include <limits>
 #include <vector>
 
-#include "minidl/kernels/tanh.hpp"
+#include "kernels/tanh.hpp"
 
 using minidl::kernels::tanh_forward;
 
@@ -20,7 +20,8 @@ TEST_CASE("The vectorized tanh stays within 4e-7 of double tanh on a dense grid"
     const double exact = std::tanh(double(x[i]));
     const double error = std::abs(double(y[i]) - exact);
     if (error > worst) worst = error, worst_at = x[i];
-    if (std::abs(x[i]) < 1e-3f && x[i] != 0.0f) worst_relative_tiny = std::max(worst_relative_tiny, error / std::abs(exact));
+    if (std::abs(x[i]) < 1e-3f && x[i] != 0.0f)
+      worst_relative_tiny = std::max(worst_relative_tiny, error / std::abs(exact));
   }
   INFO("worst abs error " << worst << " at x = " << worst_at);
   CHECK(worst < 4e-7);

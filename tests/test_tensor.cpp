@@ -5,8 +5,8 @@
 #include "support/check.hpp"
 
 using namespace minidl;
-using minidl::testing::check_close;
 using Catch::Contains;
+using minidl::testing::check_close;
 
 TEST_CASE("constant factories fill the requested shape", "[tensor]") {
   Tensor z = Tensor::zeros({2, 3});
@@ -293,7 +293,10 @@ TEST_CASE("printing matches PyTorch", "[tensor]") {
         "tensor([0.0000, 0.1429, 0.2857, 0.4286, 0.5714, 0.7143, 0.8571, 1.0000],\n       requires_grad=True)");
   CHECK((sevenths * 1.0f).to_string() ==
         "tensor([0.0000, 0.1429, 0.2857, 0.4286, 0.5714, 0.7143, 0.8571, 1.0000],\n       grad_fn=<MulBackward0>)");
-  CHECK((Tensor::arange(30) / 7.0f).requires_grad_().to_string().ends_with("3.8571, 4.0000, 4.1429], requires_grad=True)"));
+  CHECK((Tensor::arange(30) / 7.0f)
+            .requires_grad_()
+            .to_string()
+            .ends_with("3.8571, 4.0000, 4.1429], requires_grad=True)"));
   CHECK(Tensor::from_vector({123456.7f, 1}).to_string() == "tensor([1.2346e+05, 1.0000e+00])");
   CHECK(Tensor::from_vector({1e-4f, 1}).to_string() == "tensor([1.0000e-04, 1.0000e+00])");
   CHECK(Tensor::from_vector({-0.0f, 0}).to_string() == "tensor([-0., 0.])");
@@ -317,4 +320,16 @@ TEST_CASE("at and set take negative indices as Python: -1 is the last", "[tensor
   Tensor v = Tensor::from_vector({1, 2, 3});
   CHECK(v.at({-1}) == 3.0f);
   REQUIRE_THROWS_WITH(v.at({5}), Contains("index 5 is out of bounds for dimension 0 with size 3"));
+}
+
+TEST_CASE("Tensor::randn(shape) draws from the global generator, x.sum() and x.mean(axes) reduce", "[tensor]") {
+  default_generator().manual_seed(11);
+  const Tensor a = Tensor::randn({2, 3});
+  Generator same(11);
+  minidl::testing::check_close(a, Tensor::randn({2, 3}, same), 0.0, 0.0);
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
+  minidl::testing::check_close(x.sum(), {21.0f}, 0.0, 0.0);
+  minidl::testing::check_close(x.mean({0}), {2.5f, 3.5f, 4.5f}, 0.0, 0.0);
+  CHECK(x.mean({1}, true).shape() == Shape{2, 1});
+  minidl::testing::check_close(x.sum({1}), sum(x, {1}), 0.0, 0.0);
 }

@@ -6,8 +6,8 @@
 //      (SavedTensor: its in-place check), and hand record() a closure that maps the
 //      output gradient to input gradients;
 //   2. a Module that registers its parameter and calls the op in forward();
-//   3. a gradient check against central differences.
-// Header-only so that apps/custom_layer.cpp and tests/test_custom_layer.cpp share it.
+//   3. a gradient check against central differences: the library's autograd::gradcheck.
+// Header-only so that custom_layer.cpp and tests/test_custom_layer.cpp share it.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -72,8 +72,8 @@ class ScaleNorm : public nn::Module {
   }
   Tensor forward(const Tensor& x) override {
     if (x.dim() < 1 || x.size(-1) != features_)
-      throw Error(cat("ScaleNorm(", features_, "): expected input of shape [*, ", features_, "], got ",
-                      to_string(x.shape())));
+      throw Error(
+          cat("ScaleNorm(", features_, "): expected input of shape [*, ", features_, "], got ", to_string(x.shape())));
     return scale_norm(x, g, eps_);
   }
   std::string type_name() const override { return "ScaleNorm"; }
@@ -85,38 +85,5 @@ class ScaleNorm : public nn::Module {
   int64_t features_;
   double eps_;
 };
-
-/// Largest |analytic - numeric| / (1 + |numeric|) over every input's gradient of
-/// sum(f(inputs) * w) for a fixed random w, numeric by central differences with step h.
-inline double gradient_error(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                             std::vector<Tensor> inputs, double h = 1e-2) {
-  for (Tensor& t : inputs) t.requires_grad_(true);
-  Generator gen(7);
-  Tensor out = f(inputs);
-  const Tensor w = Tensor::randn(out.shape(), gen);
-  sum(out * w).backward();
-  auto objective = [&] {
-    NoGradGuard no_grad;
-    Tensor y = f(inputs);
-    double total = 0.0;
-    for (int64_t i = 0; i < y.numel(); ++i) total += double(y.data()[i]) * w.data()[i];
-    return total;
-  };
-  double worst = 0.0;
-  for (Tensor& t : inputs) {
-    const Tensor analytic = t.grad();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      const float saved = t.data()[i];
-      t.data()[i] = saved + float(h);
-      const double up = objective();
-      t.data()[i] = saved - float(h);
-      const double down = objective();
-      t.data()[i] = saved;
-      const double numeric = (up - down) / (2 * h);
-      worst = std::max(worst, std::abs(analytic.data()[i] - numeric) / (1.0 + std::abs(numeric)));
-    }
-  }
-  return worst;
-}
 
 }  // namespace custom

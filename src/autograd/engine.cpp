@@ -41,9 +41,7 @@ std::vector<Node*> topological_order(Node* root) {
 
 // True when nothing but this handle sees the tensor's values, so they may be changed in
 // place or adopted (a backward may hand one tensor to two inputs, or return a view).
-bool exclusively_owned(const Tensor& t) {
-  return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1;
-}
+bool exclusively_owned(const Tensor& t) { return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1; }
 
 void add_in_place(Tensor& dst, const Tensor& src) {
   float* d = dst.data();
@@ -72,15 +70,14 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad, bool may_adopt) 
 void check_gradient_shape(const Node& node, size_t i, const Tensor& grad) {
   const Shape& expected = node.inputs[i]->shape;
   if (grad.shape() != expected)
-    throw Error(cat("backward of ", node.name, ": gradient for input ", i, " has shape ", minidl::to_string(grad.shape()),
-                    ", expected ", minidl::to_string(expected)));
+    throw Error(cat("backward of ", node.name, ": gradient for input ", i, " has shape ",
+                    minidl::to_string(grad.shape()), ", expected ", minidl::to_string(expected)));
 }
 
 }  // namespace
 
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
-  if (!root.requires_grad())
-    throw Error("element 0 of tensors does not require grad and does not have a grad_fn");
+  if (!root.requires_grad()) throw Error("element 0 of tensors does not require grad and does not have a grad_fn");
   if (grad_output.shape() != root.shape())
     throw Error(cat("backward: grad_output has shape ", minidl::to_string(grad_output.shape()),
                     " but the tensor has shape ", minidl::to_string(root.shape())));
@@ -119,10 +116,8 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       const auto& input = node->inputs[i];
       if (!input || i >= input_grads.size() || !input_grads[i].defined()) continue;
       check_gradient_shape(*node, i, input_grads[i]);
-      if (input->grad_fn)
-        accumulate(input->grad_fn->pending_grad, input_grads[i]);
-      else
-        accumulate_into_leaf(*input, input_grads[i], true);
+      if (input->grad_fn) accumulate(input->grad_fn->pending_grad, input_grads[i]);
+      else accumulate_into_leaf(*input, input_grads[i], true);
     }
     if (!retain_graph) {  // free the saved tensors and the intermediate results now
       node->backward = nullptr;

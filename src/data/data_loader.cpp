@@ -12,8 +12,8 @@ namespace minidl::data {
 DataLoader::DataLoader(const TensorDataset& dataset, DataLoaderOptions options)
     : dataset_(dataset), options_(options), generator_(options.seed) {
   if (options_.batch_size <= 0)
-    throw Error(cat("DataLoader: batch_size should be a positive integer value, but got batch_size=",
-                    options_.batch_size));
+    throw Error(
+        cat("DataLoader: batch_size should be a positive integer value, but got batch_size=", options_.batch_size));
   order_.reserve(size_t(dataset_.size()));
   // A batch never holds more than the dataset (a batch_size of 2^62 means one batch of all).
   indices_.reserve(size_t(std::min(options_.batch_size, dataset_.size())));

@@ -26,22 +26,20 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 // The safetensors library refuses headers above 100 MB; so do we, before allocating.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-const char* dtype_name(nn::DType dtype) { return dtype == nn::DType::I64 ? "I64" : "F32"; }
-size_t dtype_size(nn::DType dtype) { return dtype == nn::DType::I64 ? 8 : 4; }
+const char* dtype_name(DType dtype) { return dtype == DType::I64 ? "I64" : "F32"; }
+size_t dtype_size(DType dtype) { return dtype == DType::I64 ? 8 : 4; }
 
-void append_bytes(std::string& out, const void* data, size_t size) {
-  out.append(static_cast<const char*>(data), size);
-}
+void append_bytes(std::string& out, const void* data, size_t size) { out.append(static_cast<const char*>(data), size); }
 
 void append_data(std::string& out, const nn::StateEntry& entry) {
   const float* values = entry.value.data();
   const int64_t n = entry.value.numel();
-  if (entry.dtype == nn::DType::F32) return append_bytes(out, values, size_t(n) * sizeof(float));
+  if (entry.dtype == DType::F32) return append_bytes(out, values, size_t(n) * sizeof(float));
   for (int64_t i = 0; i < n; ++i) {
     const float v = values[i];
     if (!std::isfinite(v) || v != std::nearbyint(v))
-      throw Error(cat("save_safetensors: entry ", entry.name, " is stored as I64 but holds ", v,
-                      ", which is not an integer"));
+      throw Error(
+          cat("save_safetensors: entry ", entry.name, " is stored as I64 but holds ", v, ", which is not an integer"));
     const auto as_int = int64_t(v);
     append_bytes(out, &as_int, sizeof(as_int));
   }
@@ -58,9 +56,8 @@ void save_safetensors(const std::string& path, const nn::StateDict& state) {
       throw Error(cat("save_safetensors: ", path, ": the name ", entry.name, " appears twice in the state dict"));
     const size_t begin = data.size();
     append_data(data, entry);
-    header[entry.name] = {{"dtype", dtype_name(entry.dtype)},
-                          {"shape", entry.value.shape()},
-                          {"data_offsets", {begin, data.size()}}};
+    header[entry.name] = {
+        {"dtype", dtype_name(entry.dtype)}, {"shape", entry.value.shape()}, {"data_offsets", {begin, data.size()}}};
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // align the data to 8 bytes, as safetensors does
@@ -86,15 +83,16 @@ class Reader {
   }
 
   nn::StateDict read() {
-    if (file_size_ < 8) fail(cat("truncated: the file has ", file_size_, " bytes, fewer than the 8-byte header length"));
+    if (file_size_ < 8)
+      fail(cat("truncated: the file has ", file_size_, " bytes, fewer than the 8-byte header length"));
     uint64_t header_size = 0;
     read_bytes(&header_size, 8);
     if (header_size > kMaxHeaderBytes)
       fail(cat("the header length ", header_size, " is absurd (the limit is ", kMaxHeaderBytes,
                " bytes): not a safetensors file or corrupt"));
     if (header_size > file_size_ - 8)
-      fail(cat("truncated or corrupt: the header length ", header_size, " runs past the end of the file (",
-               file_size_, " bytes)"));
+      fail(cat("truncated or corrupt: the header length ", header_size, " runs past the end of the file (", file_size_,
+               " bytes)"));
     std::string text(header_size, '\0');
     read_bytes(text.data(), header_size);
     data_size_ = file_size_ - 8 - header_size;
@@ -106,7 +104,7 @@ class Reader {
  private:
   struct Slot {
     std::string name;
-    nn::DType dtype;
+    DType dtype;
     Shape shape;
     uint64_t begin, end;
   };
@@ -139,12 +137,10 @@ class Reader {
     if (!info.is_object()) bad("expected an object with dtype, shape and data_offsets");
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!info.contains(key)) bad(cat("the field \"", key, "\" is missing"));
-    Slot slot{name, nn::DType::F32, {}, 0, 0};
+    Slot slot{name, DType::F32, {}, 0, 0};
     const json& dtype = info["dtype"];
-    if (dtype == "I64")
-      slot.dtype = nn::DType::I64;
-    else if (dtype != "F32")
-      bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32 and I64)"));
+    if (dtype == "I64") slot.dtype = DType::I64;
+    else if (dtype != "F32") bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32 and I64)"));
     const json& shape = info["shape"];
     if (!shape.is_array()) bad(cat("the shape ", shape.dump(), " is not a list of sizes"));
     // The product of the non-zero sizes must fit int64 even when a 0 makes the tensor empty:
@@ -153,14 +149,15 @@ class Reader {
     for (const json& size : shape) {
       if (!size.is_number_unsigned()) bad(cat("the shape ", shape.dump(), " holds ", size.dump(), ", not a size"));
       const uint64_t s = size.get<uint64_t>();
-      if (s != 0 && (__builtin_mul_overflow(extents, s, &extents) ||
-                     extents > uint64_t(std::numeric_limits<int64_t>::max())))
+      if (s != 0 &&
+          (__builtin_mul_overflow(extents, s, &extents) || extents > uint64_t(std::numeric_limits<int64_t>::max())))
         bad(cat("the shape ", shape.dump(), " is absurdly large"));
       numel *= s;  // at most extents
       slot.shape.push_back(int64_t(s));
     }
     uint64_t bytes = 0;
-    if (__builtin_mul_overflow(numel, dtype_size(slot.dtype), &bytes)) bad(cat("the shape ", shape.dump(), " is absurdly large"));
+    if (__builtin_mul_overflow(numel, dtype_size(slot.dtype), &bytes))
+      bad(cat("the shape ", shape.dump(), " is absurdly large"));
     const json& offsets = info["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned())
@@ -201,7 +198,7 @@ class Reader {
       Tensor value = Tensor::empty(slot.shape);
       bytes.resize(slot.end - slot.begin);
       read_bytes(bytes.data(), bytes.size());
-      if (slot.dtype == nn::DType::F32) {
+      if (slot.dtype == DType::F32) {
         // An empty tensor has no storage: memcpy must not see its null pointer (UB).
         if (!bytes.empty()) std::memcpy(value.data(), bytes.data(), bytes.size());
       } else {

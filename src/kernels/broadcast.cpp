@@ -1,4 +1,4 @@
-#include "minidl/kernels/broadcast.hpp"
+#include "kernels/broadcast.hpp"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "minidl/kernels/column_sums.hpp"
+#include "kernels/column_sums.hpp"
 
 #include <algorithm>
 

@@ -1,14 +1,13 @@
-#include "minidl/kernels/gemm.hpp"
+#include "kernels/gemm.hpp"
 
 #include <cblas.h>
 
 namespace minidl::kernels {
 namespace {
-thread_local std::vector<GemmCall>* recorded_calls = nullptr;  // the live GemmRecorder's log
+thread_local std::vector<GemmCall>* recorded_calls = nullptr;  // set_gemm_call_log's log
 }
 
-GemmRecorder::GemmRecorder() { recorded_calls = &calls_; }
-GemmRecorder::~GemmRecorder() { recorded_calls = nullptr; }
+void set_gemm_call_log(std::vector<GemmCall>* log) { recorded_calls = log; }
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {
@@ -20,12 +19,12 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
   }
   const auto lda = int(transpose_a ? m : k);  // row length of A as stored
   const auto ldb = int(transpose_b ? k : n);
-  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-              int(m), int(n), int(k), alpha, a, lda, b, ldb, beta, c, int(n));
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a, lda, b, ldb, beta, c, int(n));
 }
 
-void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                    const float* a, const float* b, float beta, float* c) {
+void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                    const float* b, float beta, float* c) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double s = 0.0;

@@ -1,10 +1,10 @@
-#include "minidl/kernels/tanh.hpp"
+#include "kernels/tanh.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -38,9 +38,8 @@ void tanh_span(float* out, const float* x, int64_t n) {
 void tanh_forward(float* out, const float* x, int64_t n) {
   constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of 2 * kLanes
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, n > kParallelElements, [&](int64_t c) {
-    tanh_span(out + c * kChunk, x + c * kChunk, std::min(kChunk, n - c * kChunk));
-  });
+  parallel_for(chunks, grain_for(kChunk),
+               [&](int64_t c) { tanh_span(out + c * kChunk, x + c * kChunk, std::min(kChunk, n - c * kChunk)); });
 }
 
 }  // namespace minidl::kernels

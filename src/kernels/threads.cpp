@@ -1,4 +1,4 @@
-#include "minidl/kernels/threads.hpp"
+#include "minidl/threads.hpp"
 
 #include <cblas.h>
 #include <omp.h>

@@ -9,13 +9,13 @@
 
 namespace minidl::nn {
 
-Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& gen)
-    : in_features_(in_features), out_features_(out_features) {
-  if (in_features <= 0 || out_features <= 0)
-    throw Error(cat("Linear: expected positive in_features and out_features, got in_features=", in_features,
-                    ", out_features=", out_features));
-  weight = register_parameter("weight", Tensor::empty({out_features, in_features}));
-  this->bias = register_parameter("bias", bias ? Tensor::empty({out_features}) : Tensor());
+Linear::Linear(const LinearOptions& options, Generator& gen)
+    : in_features_(options.in_features), out_features_(options.out_features) {
+  if (in_features_ <= 0 || out_features_ <= 0)
+    throw Error(cat("Linear: expected positive in_features and out_features, got in_features=", in_features_,
+                    ", out_features=", out_features_));
+  weight = register_parameter("weight", Tensor::empty({out_features_, in_features_}));
+  bias = register_parameter("bias", options.bias() ? Tensor::empty({out_features_}) : Tensor());
   reset_parameters(gen);
 }
 
@@ -40,8 +40,7 @@ Tensor Linear::forward(const Tensor& input) {
 }
 
 std::string Linear::extra_repr() const {
-  return cat("in_features=", in_features_, ", out_features=", out_features_,
-             ", bias=", python_bool(bias.defined()));
+  return cat("in_features=", in_features_, ", out_features=", out_features_, ", bias=", python_bool(bias.defined()));
 }
 
 }  // namespace minidl::nn

@@ -1,5 +1,6 @@
 #include "minidl/nn/module.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -44,7 +45,10 @@ NamedTensors Module::named_parameters() const {
 
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> out;
-  for (auto& [name, value] : named_parameters()) out.push_back(value);
+  for (auto& [name, value] : named_parameters()) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Tensor& p) { return p.same(value); });
+    if (!seen) out.push_back(value);
+  }
   return out;
 }
 

@@ -22,6 +22,10 @@ std::shared_ptr<Module> Sequential::operator[](size_t i) const {
   return modules_[i];
 }
 
+void Sequential::throw_wrong_type(size_t i, const Module& child) {
+  throw Error(cat("Sequential::at: child ", i, " is a ", child.type_name(), ", not the type asked for"));
+}
+
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
   for (const auto& module : modules_) x = module->forward(x);

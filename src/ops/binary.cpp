@@ -1,8 +1,8 @@
 #include "minidl/ops/binary.hpp"
 
+#include "kernels/broadcast.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
-#include "minidl/kernels/broadcast.hpp"
 #include "minidl/ops/unary.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -13,8 +13,8 @@ Shape checked_broadcast(const char* op, const Tensor& a, const Tensor& b) {
   try {
     return broadcast_shapes(a.shape(), b.shape());
   } catch (const Error&) {
-    throw Error(cat(op, ": shapes ", to_string(a.shape()), " and ", to_string(b.shape()),
-                    " cannot be broadcast together"));
+    throw Error(
+        cat(op, ": shapes ", to_string(a.shape()), " and ", to_string(b.shape()), " cannot be broadcast together"));
   }
 }
 
@@ -32,8 +32,8 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   // Align ranks: leading dims that broadcasting added are summed away too.
   const Shape& from = grad.shape();
   const auto fail = [&] {
-    return Error(cat("sum_to: shape ", to_string(shape), " does not broadcast to the gradient's shape ",
-                     to_string(from)));
+    return Error(
+        cat("sum_to: shape ", to_string(shape), " does not broadcast to the gradient's shape ", to_string(from)));
   };
   if (shape.size() > from.size()) throw fail();
   Shape kept(from.size(), 1);

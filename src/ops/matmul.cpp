@@ -1,9 +1,9 @@
 #include "minidl/ops/matmul.hpp"
 
+#include "kernels/column_sums.hpp"
+#include "kernels/gemm.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
-#include "minidl/kernels/column_sums.hpp"
-#include "minidl/kernels/gemm.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl {
@@ -20,8 +20,8 @@ std::pair<int64_t, int64_t> op_shape(const Tensor& t, bool transpose) {
 
 Dims check_matmul(const char* op, const Tensor& a, bool ta, const Tensor& b, bool tb) {
   if (a.dim() != 2 || b.dim() != 2)
-    throw Error(cat(op, ": expected two 2-D tensors, got shapes ", to_string(a.shape()), " and ",
-                    to_string(b.shape())));
+    throw Error(
+        cat(op, ": expected two 2-D tensors, got shapes ", to_string(a.shape()), " and ", to_string(b.shape())));
   auto [m, ka] = op_shape(a, ta);
   auto [kb, n] = op_shape(b, tb);
   if (ka != kb)

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <span>
 
+#include "kernels/broadcast.hpp"
 #include "minidl/autograd/grad_mode.hpp"
-
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
-#include "minidl/kernels/broadcast.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -183,5 +182,8 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   for (size_t i = 0; i < best.size(); ++i) out.data()[i] = float(best[i]);
   return out;
 }
+
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const { return minidl::sum(*this, axes, keepdim); }
+Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const { return minidl::mean(*this, axes, keepdim); }
 
 }  // namespace minidl

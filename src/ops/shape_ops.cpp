@@ -24,8 +24,8 @@ Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
   const int64_t row_size = rows == 0 ? 0 : x.numel() / rows;
   for (int64_t index : indices)
     if (index < 0 || index >= rows)
-      throw Error(cat("select_rows: index ", index, " is out of range for dimension 0 with size ", rows,
-                      " (shape ", to_string(x.shape()), ")"));
+      throw Error(cat("select_rows: index ", index, " is out of range for dimension 0 with size ", rows, " (shape ",
+                      to_string(x.shape()), ")"));
   Shape shape = x.shape();
   shape[0] = int64_t(indices.size());
   Tensor out = Tensor::empty(shape);
@@ -33,15 +33,16 @@ Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
   float* o = out.data();
   for (size_t r = 0; r < indices.size(); ++r)
     for (int64_t j = 0; j < row_size; ++j) o[int64_t(r) * row_size + j] = in[indices[r] * row_size + j];
-  return record(out, "SelectRows", {x}, [indices, row_size, source = x.shape()](const Tensor& g) -> std::vector<Tensor> {
-    Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
-    for (size_t r = 0; r < indices.size(); ++r) {
-      float* dst = gx.data() + indices[r] * row_size;
-      const float* src = g.data() + int64_t(r) * row_size;
-      for (int64_t j = 0; j < row_size; ++j) dst[j] += src[j];
-    }
-    return {gx};
-  });
+  return record(out, "SelectRows", {x},
+                [indices, row_size, source = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+                  Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
+                  for (size_t r = 0; r < indices.size(); ++r) {
+                    float* dst = gx.data() + indices[r] * row_size;
+                    const float* src = g.data() + int64_t(r) * row_size;
+                    for (int64_t j = 0; j < row_size; ++j) dst[j] += src[j];
+                  }
+                  return {gx};
+                });
 }
 
 }  // namespace minidl

@@ -2,11 +2,11 @@
 
 #include <cmath>
 
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
+#include "kernels/tanh.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
-#include "minidl/kernels/tanh.hpp"
 #include "minidl/ops/binary.hpp"
 
 namespace minidl {
@@ -18,7 +18,7 @@ Tensor map(const Tensor& x, F f) {
   const float* in = x.data();
   float* o = out.data();
   const int64_t n = x.numel();
-  kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) { o[i] = f(in[i]); });
+  kernels::parallel_for(n, kernels::kParallelElements, [&](int64_t i) { o[i] = f(in[i]); });
   return out;
 }
 
@@ -30,7 +30,7 @@ Tensor zip(const Tensor& a, const Tensor& b, F f) {
   const float* pb = b.data();
   float* o = out.data();
   const int64_t n = a.numel();
-  kernels::parallel_for(n, n > kernels::kParallelElements, [&](int64_t i) { o[i] = f(pa[i], pb[i]); });
+  kernels::parallel_for(n, kernels::kParallelElements, [&](int64_t i) { o[i] = f(pa[i], pb[i]); });
   return out;
 }
 
@@ -74,8 +74,9 @@ Tensor rsqrt(const Tensor& x) {
 
 Tensor pow(const Tensor& x, float exponent) {
   Tensor out = map(x, [exponent](float v) { return std::pow(v, exponent); });
-  return with_local_grad(out, "Pow", x, x,
-                         [exponent](float v) { return exponent == 0.0f ? 0.0f : exponent * std::pow(v, exponent - 1.0f); });
+  return with_local_grad(out, "Pow", x, x, [exponent](float v) {
+    return exponent == 0.0f ? 0.0f : exponent * std::pow(v, exponent - 1.0f);
+  });
 }
 
 Tensor tanh(const Tensor& x) {

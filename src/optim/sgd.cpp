@@ -1,23 +1,26 @@
 #include "minidl/optim/sgd.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "minidl/autograd/grad_mode.hpp"
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::optim {
 namespace {
 
 void check_options(const SGDOptions& o) {
+  if (std::isnan(o.lr)) throw UsageError("SGD: lr is required (SGDOptions{.lr = ...}), got none or NaN");
   if (!(o.lr >= 0.0)) throw UsageError(cat("SGD: invalid learning rate: lr=", o.lr, " (expected >= 0)"));
-  if (!(o.momentum >= 0.0)) throw UsageError(cat("SGD: invalid momentum value: momentum=", o.momentum, " (expected >= 0)"));
+  if (!(o.momentum >= 0.0))
+    throw UsageError(cat("SGD: invalid momentum value: momentum=", o.momentum, " (expected >= 0)"));
   if (!(o.weight_decay >= 0.0))
     throw UsageError(cat("SGD: invalid weight_decay value: weight_decay=", o.weight_decay, " (expected >= 0)"));
   if (o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0))
-    throw UsageError(cat("SGD: nesterov momentum requires a momentum > 0 and zero dampening, got momentum=",
-                         o.momentum, ", dampening=", o.dampening));
+    throw UsageError(cat("SGD: nesterov momentum requires a momentum > 0 and zero dampening, got momentum=", o.momentum,
+                         ", dampening=", o.dampening));
 }
 
 // One step's coefficients, float32 as PyTorch's kernels apply their Python-float alphas.
@@ -58,7 +61,8 @@ void SGD::set_lr(double lr) {
 
 const Tensor& SGD::momentum_buffer(size_t i) const {
   if (i >= momentum_buffers_.size())
-    throw Error(cat("SGD::momentum_buffer: index ", i, " is out of range for ", momentum_buffers_.size(), " parameters"));
+    throw Error(
+        cat("SGD::momentum_buffer: index ", i, " is out of range for ", momentum_buffers_.size(), " parameters"));
   return momentum_buffers_[i];
 }
 
@@ -80,7 +84,7 @@ void SGD::step() {
     const int64_t n = p.numel();
     // Chunks of values, each on its own: the same bits on any number of threads.
     const int64_t chunks = (n + kChunk - 1) / kChunk;
-    kernels::parallel_for(chunks, n > kernels::kParallelElements, [&](int64_t c) {
+    kernels::parallel_for(chunks, kernels::grain_for(kChunk), [&](int64_t c) {
       const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
       update_values(w + begin, dw + begin, b ? b + begin : nullptr, count, update);
     });

@@ -38,7 +38,8 @@ void gather_shown(const float* data, const Shape& shape, size_t dim, bool summar
     return;
   }
   const int64_t stride = numel(Shape(shape.begin() + int64_t(dim) + 1, shape.end()));
-  for (int64_t i : shown_indices(shape[dim], summarize)) gather_shown(data + i * stride, shape, dim + 1, summarize, out);
+  for (int64_t i : shown_indices(shape[dim], summarize))
+    gather_shown(data + i * stride, shape, dim + 1, summarize, out);
 }
 
 // Chooses fixed, integer or scientific notation and one width for all values, as
@@ -113,7 +114,8 @@ std::string vector_string(const float* data, int64_t extent, size_t indent, bool
   const size_t per_line = std::max<size_t>(1, (kLineWidth - std::min(indent, kLineWidth)) / element_length);
   std::vector<std::string> lines;
   for (size_t i = 0; i < cells.size(); i += per_line)
-    lines.push_back(join({cells.begin() + int64_t(i), cells.begin() + int64_t(std::min(cells.size(), i + per_line))}, ", "));
+    lines.push_back(
+        join({cells.begin() + int64_t(i), cells.begin() + int64_t(std::min(cells.size(), i + per_line))}, ", "));
   return bracketed(join(lines, separator(1, indent + 1)));
 }
 

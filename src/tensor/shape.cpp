@@ -25,8 +25,8 @@ int64_t normalize_dim(int64_t dim, int64_t rank) {
   int64_t lowest = rank == 0 ? -1 : -rank;
   int64_t highest = rank == 0 ? 0 : rank - 1;
   if (dim < lowest || dim > highest)
-    throw Error(cat("dimension out of range (expected to be in range of [", lowest, ", ", highest,
-                    "], but got ", dim, ")"));
+    throw Error(
+        cat("dimension out of range (expected to be in range of [", lowest, ", ", highest, "], but got ", dim, ")"));
   return dim < 0 ? dim + rank : dim;
 }
 
@@ -43,8 +43,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     int64_t ea = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t eb = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (ea != eb && ea != 1 && eb != 1)
-      throw Error(cat("shapes ", to_string(a), " and ", to_string(b),
-                      " cannot be broadcast together (dimension ", i, ": ", ea, " vs ", eb, ")"));
+      throw Error(cat("shapes ", to_string(a), " and ", to_string(b), " cannot be broadcast together (dimension ", i,
+                      ": ", ea, " vs ", eb, ")"));
     out[i] = ea == 1 ? eb : ea;
   }
   return out;

@@ -53,16 +53,14 @@ Tensor Tensor::arange(float start, float end, float step) {
 
 Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape) {
   if (int64_t(values.size()) != minidl::numel(shape))
-    throw Error(cat("from_vector: shape ", minidl::to_string(shape), " needs ", minidl::numel(shape),
-                    " values, got ", values.size()));
+    throw Error(cat("from_vector: shape ", minidl::to_string(shape), " needs ", minidl::numel(shape), " values, got ",
+                    values.size()));
   Tensor t = empty(shape);
   std::copy(values.begin(), values.end(), t.data());
   return t;
 }
 
-Tensor Tensor::from_vector(const std::vector<float>& values) {
-  return from_vector(values, {int64_t(values.size())});
-}
+Tensor Tensor::from_vector(const std::vector<float>& values) { return from_vector(values, {int64_t(values.size())}); }
 
 Tensor Tensor::rand(const Shape& shape, Generator& gen, float low, float high) {
   Tensor t = empty(shape);
@@ -79,8 +77,7 @@ Tensor Tensor::randn(const Shape& shape, Generator& gen, float mean, float std) 
 Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, Generator& gen) {
   if (high <= low) throw Error(cat("randint: expected low < high, got low ", low, ", high ", high));
   Tensor t = empty(shape);
-  for (float& v : std::span(t.data(), size_t(t.numel())))
-    v = float(low + int64_t(gen.below(uint64_t(high - low))));
+  for (float& v : std::span(t.data(), size_t(t.numel()))) v = float(low + int64_t(gen.below(uint64_t(high - low))));
   return t;
 }
 
@@ -186,9 +183,8 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   Tensor view = detach();
   view.impl_->shape = shape;
   Shape source_shape = this->shape();
-  return record(view, "View", {*this}, [source_shape](const Tensor& g) -> std::vector<Tensor> {
-    return {g.reshape(source_shape)};
-  });
+  return record(view, "View", {*this},
+                [source_shape](const Tensor& g) -> std::vector<Tensor> { return {g.reshape(source_shape)}; });
 }
 
 Tensor Tensor::clone() const {
@@ -225,8 +221,7 @@ void Tensor::fill_(float value) {
 bool Tensor::requires_grad() const { return checked().requires_grad; }
 
 Tensor& Tensor::requires_grad_(bool on) {
-  if (!is_leaf() && !on)
-    throw Error("requires_grad_(false) on a non-leaf tensor: use detach() instead");
+  if (!is_leaf() && !on) throw Error("requires_grad_(false) on a non-leaf tensor: use detach() instead");
   impl_->requires_grad = on;
   return *this;
 }
@@ -242,7 +237,10 @@ void Tensor::set_grad(const Tensor& grad) {
   impl_->grad = grad.impl_ptr();
 }
 
-void Tensor::zero_grad() { checked(); impl_->grad.reset(); }
+void Tensor::zero_grad() {
+  checked();
+  impl_->grad.reset();
+}
 
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked().grad_fn; }
 

@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "fuzz_support.hpp"
 #include "data/batch_order.hpp"
+#include "fuzz_support.hpp"
 
 using namespace minidl;
 

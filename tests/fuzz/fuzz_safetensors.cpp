@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int64_t numel = 1;
       for (int64_t s : entry.value.shape()) numel *= s;
       fuzz::require(numel == entry.value.numel(), cat(entry.name, ": numel disagrees with the shape"));
-      total += uint64_t(numel) * (entry.dtype == nn::DType::I64 ? 8 : 4);
+      total += uint64_t(numel) * (entry.dtype == DType::I64 ? 8 : 4);
     }
     fuzz::require(total <= size, cat("entries hold ", total, " bytes, more than the input's ", size));
   });

@@ -1,8 +1,8 @@
 // libFuzzer target: the split-file reader (one row index per line, each below rows, no repeats).
 #include <vector>
 
-#include "fuzz_support.hpp"
 #include "data/digits.hpp"
+#include "fuzz_support.hpp"
 
 using namespace minidl;
 

@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
     const int64_t stop = std::stoll(argv[2]);
     const auto checkpoint = dir / "model.safetensors";
     for (int64_t g = resume_generation(checkpoint); g < stop; ++g) {
-      nn::StateDict state{{"weight", Tensor::full({256, 256}, float(g)), nn::DType::F32},
-                          {"generation", Tensor::scalar(float(g)), nn::DType::I64}};
+      nn::StateDict state{{"weight", Tensor::full({256, 256}, float(g)), DType::F32},
+                          {"generation", Tensor::scalar(float(g)), DType::I64}};
       io::save_safetensors(checkpoint.string(), state);
       io::write_file_atomically((dir / "curves.csv").string(), curves(g));
     }

@@ -4,8 +4,8 @@
 // looked up by name. Each file's header also carries "__metadata__" with the case name, the
 // module ("Linear", "BatchNorm1d", "cross_entropy", "SGD", ...) and its options as JSON, so
 // a test can walk every fixture of a module and build the module from the file's options.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

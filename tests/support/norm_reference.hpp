@@ -56,8 +56,8 @@ inline Tensor channel_normalize_reference(const Tensor& x, const std::vector<dou
 
 /// Each run of `cols` values normalized (centered: LayerNorm, else RMSNorm), then
 /// weight and bias (cols values, repeating per row) when defined.
-inline Tensor row_normalize_reference(const Tensor& x, int64_t cols, bool centered, double eps,
-                                      const Tensor& weight, const Tensor& bias) {
+inline Tensor row_normalize_reference(const Tensor& x, int64_t cols, bool centered, double eps, const Tensor& weight,
+                                      const Tensor& bias) {
   Tensor out = Tensor::empty(x.shape());
   for (int64_t r = 0; r < x.numel() / cols; ++r) {
     const float* xr = x.data() + r * cols;

@@ -22,8 +22,7 @@ std::string_view trim(std::string_view s) {
 
 std::string read_whole_file(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw UsageError(cat(path, ": is a directory, not a file"));
+  if (std::filesystem::is_directory(path, error)) throw UsageError(cat(path, ": is a directory, not a file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(cat(path, ": cannot open the file (missing or unreadable)"));
   // Read in chunks up to the limit, so a huge or endless input (a FIFO, /dev/zero) costs at

@@ -1,8 +1,8 @@
 #pragma once
 // Line-by-line reading for the data readers, with errors worded
 // "<file>, line L, column C: what is wrong" (UsageError: the file is user input).
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>

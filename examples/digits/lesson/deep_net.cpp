@@ -69,12 +69,12 @@ std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& op
   auto model = std::make_shared<nn::Sequential>();
   int64_t n_in = options.in_features;
   for (int64_t block = 0; block < options.depth; ++block) {
-    model->push_back(std::make_shared<nn::Linear>(n_in, options.width, true, gen));
+    model->push_back(std::make_shared<nn::Linear>(n_in, options.width, gen));
     if (norm != NormKind::None) model->push_back(make_norm(norm, options));
     model->push_back(std::make_shared<nn::Tanh>());
     n_in = options.width;
   }
-  model->push_back(std::make_shared<nn::Linear>(options.width, options.classes, true, gen));
+  model->push_back(std::make_shared<nn::Linear>(options.width, options.classes, gen));
   return model;
 }
 

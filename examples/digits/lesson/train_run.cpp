@@ -7,7 +7,7 @@
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
-#include "minidl/nn/cross_entropy.hpp"
+#include "minidl/ops/cross_entropy.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/optim/sgd.hpp"
 #include "minidl/tensor/error.hpp"
@@ -100,7 +100,7 @@ void check_train_options(const TrainOptions& o, int64_t train_examples) {
 Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets) {
   NoGradGuard no_grad;
   Tensor logits = model(inputs);  // (N, classes)
-  const float loss = nn::cross_entropy(logits, targets).item();
+  const float loss = cross_entropy(logits, targets).item();
   Tensor predicted = argmax(logits, 1);  // (N)
   int64_t correct = 0;
   for (int64_t i = 0; i < predicted.numel(); ++i) correct += predicted.data()[i] == targets.data()[i];
@@ -156,7 +156,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         break;
       }
       optimizer.zero_grad();
-      Tensor loss = nn::cross_entropy(model(batch.inputs), batch.targets);
+      Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
       const float value = loss.item();
       result.curve.push_back({epoch, ++step, value});
       if (!std::isfinite(value)) {

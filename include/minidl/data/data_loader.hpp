@@ -34,6 +34,9 @@ class DataLoader {
  public:
   /// Throws minidl::Error when batch_size is not positive.
   explicit DataLoader(const TensorDataset& dataset, DataLoaderOptions options = {});
+  /// DataLoader(inputs, targets, {.batch_size = 64}): over TensorDataset(inputs, targets).
+  DataLoader(Tensor inputs, Tensor targets, DataLoaderOptions options = {})
+      : DataLoader(TensorDataset(std::move(inputs), std::move(targets)), options) {}
 
   /// Walks the batches of one epoch. The batch it points to stays valid until it moves on.
   class Iterator {

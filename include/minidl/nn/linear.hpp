@@ -7,11 +7,30 @@
 
 namespace minidl::nn {
 
+/// nn.Linear's arguments: LinearOptions(64, 10).bias(false), as torch::nn::LinearOptions.
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features) : in_features(in_features), out_features(out_features) {}
+  LinearOptions& bias(bool with_bias) {
+    with_bias_ = with_bias;
+    return *this;
+  }
+  bool bias() const { return with_bias_; }
+
+  int64_t in_features;
+  int64_t out_features;
+
+ private:
+  bool with_bias_ = true;  // bias=True
+};
+
 class Linear : public Module {
  public:
   /// weight (out, in) and bias (out) drawn uniform in (-1/sqrt(in), 1/sqrt(in)) from gen,
   /// weight first (row-major) then bias: PyTorch's kaiming_uniform(a = sqrt(5)) bound.
-  Linear(int64_t in_features, int64_t out_features, bool bias = true, Generator& gen = default_generator());
+  explicit Linear(const LinearOptions& options, Generator& gen = default_generator());
+  /// Linear(in_features, out_features), with a bias.
+  Linear(int64_t in_features, int64_t out_features, Generator& gen = default_generator())
+      : Linear(LinearOptions(in_features, out_features), gen) {}
 
   /// Input (*, in_features) -> (*, out_features); any leading dims, or none.
   Tensor forward(const Tensor& input) override;

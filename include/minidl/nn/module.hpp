@@ -6,13 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "minidl/tensor/dtype.hpp"
 #include "minidl/tensor/tensor.hpp"
 
 namespace minidl::nn {
 
-/// How a state_dict entry is stored in a checkpoint. Tensors are float32 in memory;
-/// integer buffers (num_batches_tracked) are written as I64 as PyTorch does.
-enum class DType { F32, I64 };
+/// How a state_dict entry is stored in a checkpoint (minidl/tensor/dtype.hpp).
+using DType = minidl::DType;
 
 struct StateEntry {
   std::string name;  // PyTorch's dotted name: "0.weight", "1.running_mean"
@@ -29,6 +29,10 @@ class Module {
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
+  /// Movable: a layer built by value (nn::Linear(64, 10)) moves into a Sequential. Its
+  /// tensors are handles, so they move with it.
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
 
   virtual Tensor forward(const Tensor& input) = 0;
   Tensor operator()(const Tensor& input) { return forward(input); }

@@ -1,5 +1,6 @@
 #pragma once
 // Stochastic gradient descent with PyTorch's options, step for step as torch.optim.SGD.
+#include <limits>
 #include <vector>
 
 #include "minidl/optim/optimizer.hpp"
@@ -7,8 +8,10 @@
 namespace minidl::optim {
 
 struct SGDOptions {
-  double lr;                  // required, >= 0
-  double momentum = 0.0;      // >= 0
+  /// lr's value until one is given: SGD refuses it.
+  static constexpr double kRequired = std::numeric_limits<double>::quiet_NaN();
+  double lr = kRequired;  // required (no default, as PyTorch's SGD), >= 0
+  double momentum = 0.0;  // >= 0
   double dampening = 0.0;
   double weight_decay = 0.0;  // >= 0 (L2 penalty)
   bool nesterov = false;      // needs momentum > 0 and dampening == 0
@@ -23,8 +26,9 @@ struct SGDOptions {
 /// The momentum buffers are allocated on a parameter's first step and reused after.
 class SGD : public Optimizer {
  public:
-  /// Throws UsageError naming the option and its value for a negative lr, momentum or
-  /// weight_decay, or nesterov without momentum > 0 and dampening == 0.
+  /// Throws UsageError naming the option and its value for a missing or negative lr, a
+  /// negative momentum or weight_decay, or nesterov without momentum > 0 and dampening == 0.
+  /// lr = 0 is allowed, as in PyTorch.
   SGD(std::vector<Tensor> params, SGDOptions options);
 
   void step() override;

@@ -46,6 +46,8 @@ class Tensor {
   /// Uniform in [low, high).
   static Tensor rand(const Shape& shape, Generator& gen, float low = 0.0f, float high = 1.0f);
   static Tensor randn(const Shape& shape, Generator& gen, float mean = 0.0f, float std = 1.0f);
+  /// torch.randn(shape): standard normal from the global generator (default_generator()).
+  static Tensor randn(const Shape& shape) { return randn(shape, default_generator()); }
   /// Integers in [low, high) stored as float (minidl tensors are float32).
   static Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen);
 
@@ -66,6 +68,11 @@ class Tensor {
   void set(const std::vector<int64_t>& index, float value);
   /// The only element of a one-element tensor.
   float item() const;
+
+  /// x.sum(), x.mean({0}, true): the reductions of minidl/ops/reduce.hpp over `axes`
+  /// (empty = all), differentiable.
+  Tensor sum(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor mean(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
 
   /// A view with a new shape (one -1 is inferred); differentiable.
   Tensor reshape(const Shape& shape) const;

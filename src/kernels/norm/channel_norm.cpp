@@ -1,9 +1,9 @@
-#include "minidl/kernels/norm/channel_norm.hpp"
+#include "kernels/norm/channel_norm.hpp"
 
 #include <algorithm>
 
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "lane_sum.hpp"
 #include "scratch.hpp"
 
@@ -26,14 +26,18 @@ struct Chunks {
   int64_t end(int64_t chunk, const ChannelNormLayout& l) const { return std::min(l.batch, (chunk + 1) * items); }
 };
 
-bool run_parallel(const ChannelNormLayout& l) { return l.batch * l.channels * l.inner > kParallelElements; }
+// Loops over batch items, or over chunks of them, go parallel past kParallelElements values.
+int64_t item_grain(const ChannelNormLayout& l) { return grain_for(l.channels * l.inner); }
+int64_t chunk_grain(const Chunks& chunks, const ChannelNormLayout& l) {
+  return grain_for(chunks.items * l.channels * l.inner);
+}
 
 // Per channel c over the items [n0, n1): mean[c], the mean of x - first[c], and m2[c], the
 // sum of squares of (x - first[c]) - mean[c]. Two passes over the chunk (the second from
 // cache): never E[x^2] - E[x]^2. x - first[c] is exact for values near each other, so a
 // mean of 1e4 against a spread of 1e-1 keeps its digits in float sums.
-void chunk_moments(float* mean, float* m2, const float* x, const float* first, const ChannelNormLayout& l,
-                   int64_t n0, int64_t n1) {
+void chunk_moments(float* mean, float* m2, const float* x, const float* first, const ChannelNormLayout& l, int64_t n0,
+                   int64_t n1) {
   const int64_t c_count = l.channels;
   const float inv_count = 1.0f / float((n1 - n0) * l.inner);
   if (l.inner == 1) {  // loops across channels, vectorized
@@ -117,14 +121,14 @@ struct Constants {
   const float* mean;
   const float* rest;
   const float* rstd;
-  const float* scale;  // rstd * weight
-  const float* shift;  // forward: bias; backward: mean(dy)
+  const float* scale;         // rstd * weight
+  const float* shift;         // forward: bias; backward: mean(dy)
   const float* mean_dy_xhat;  // backward only
 };
 
 void normalize(float* out, const float* x, const Constants& k, const ChannelNormLayout& l) {
   const int64_t c_count = l.channels;
-  parallel_for(l.batch, run_parallel(l), [&](int64_t n) {
+  parallel_for(l.batch, item_grain(l), [&](int64_t n) {
     const float* xn = x + n * c_count * l.inner;
     float* yn = out + n * c_count * l.inner;
     if (l.inner == 1) {
@@ -143,7 +147,7 @@ void normalize(float* out, const float* x, const Constants& k, const ChannelNorm
 
 void input_grad(float* dx, const float* dy, const float* x, const Constants& k, const ChannelNormLayout& l) {
   const int64_t c_count = l.channels;
-  parallel_for(l.batch, run_parallel(l), [&](int64_t n) {
+  parallel_for(l.batch, item_grain(l), [&](int64_t n) {
     const int64_t offset = n * c_count * l.inner;
     const float* xn = x + offset;
     const float* dyn = dy + offset;
@@ -151,8 +155,7 @@ void input_grad(float* dx, const float* dy, const float* x, const Constants& k, 
     if (l.inner == 1) {
 #pragma omp simd
       for (int64_t c = 0; c < c_count; ++c)
-        dxn[c] = k.scale[c] *
-                 (dyn[c] - k.shift[c] - ((xn[c] - k.mean[c]) - k.rest[c]) * k.rstd[c] * k.mean_dy_xhat[c]);
+        dxn[c] = k.scale[c] * (dyn[c] - k.shift[c] - ((xn[c] - k.mean[c]) - k.rest[c]) * k.rstd[c] * k.mean_dy_xhat[c]);
       return;
     }
     for (int64_t c = 0; c < c_count; ++c) {
@@ -177,10 +180,10 @@ void channel_norm_forward_train(float* out, const NormStats& stats, float* var, 
   // (chunks, 2, C): each chunk's mean and m2, then (4, C): first, scale, shift, spare
   float* partials = norm_scratch(size_t((chunks.count * 2 + 4) * c_count));
   float* first = partials + chunks.count * 2 * c_count;  // (C) each channel's first value
-  float* scale = first + c_count;                          // (C)
-  float* shift = scale + c_count;                          // (C)
+  float* scale = first + c_count;                        // (C)
+  float* shift = scale + c_count;                        // (C)
   for (int64_t c = 0; c < c_count; ++c) first[c] = x[c * l.inner];
-  parallel_for(chunks.count, run_parallel(l), [&](int64_t chunk) {
+  parallel_for(chunks.count, chunk_grain(chunks, l), [&](int64_t chunk) {
     float* p = partials + chunk * 2 * c_count;
     chunk_moments(p, p + c_count, x, first, l, chunks.begin(chunk), chunks.end(chunk, l));
   });
@@ -236,8 +239,7 @@ void channel_norm_forward(float* out, const float* x, const NormStats& stats, co
 // and the two sums are also dbias and dweight. With fixed statistics dx = weight * rstd * dy.
 // One sweep for both sums, one for dx.
 void channel_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                           const NormStats& stats, const float* weight, const ChannelNormLayout& l,
-                           bool batch_stats) {
+                           const NormStats& stats, const float* weight, const ChannelNormLayout& l, bool batch_stats) {
   const int64_t c_count = l.channels;
   const double count = double(l.per_channel());
   const Chunks chunks(l);
@@ -256,7 +258,7 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
   }
   const NormStats s{stats.mean, rest, stats.rstd};
   if (batch_stats || dweight || dbias) {
-    parallel_for(chunks.count, run_parallel(l), [&](int64_t chunk) {
+    parallel_for(chunks.count, chunk_grain(chunks, l), [&](int64_t chunk) {
       chunk_grad_sums(partials + chunk * 2 * c_count, dy, x, s, l, chunks.begin(chunk), chunks.end(chunk, l));
     });
     constexpr int64_t kBlock = 256;  // channels in blocks, chunks added in order

@@ -28,9 +28,7 @@ struct ScalarAt {
 };
 
 /// The 8 lanes of v added in a fixed order.
-inline float lane_total(Floats8 v) {
-  return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
-}
+inline float lane_total(Floats8 v) { return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7])); }
 
 /// Values one float accumulator lane takes before it is added into its double total: a
 /// float sum of at most this many terms stays within about 1e-6 of exact.
@@ -67,8 +65,8 @@ inline void add_to_lanes(int64_t start, int64_t end, F f, Floats8* low, Floats8*
 /// K running sums fed in runs. add(n, f) adds, for i in [0, n), the K values that
 /// f(at, v) writes to v[0..K), where `at` loads the element(s) at i (f is written once for
 /// both: `[&](auto at, auto* v) { v[0] = at(x) - shift; }`). Values go to 16 float lanes
-/// and a scalar tail (add_to_lanes), flushed into double totals every kLaneRun values. The order of every addition depends
-/// only on the run lengths: the same bits every time, whatever the thread count.
+/// and a scalar tail (add_to_lanes), flushed into double totals every kLaneRun values. The order of every addition
+/// depends only on the run lengths: the same bits every time, whatever the thread count.
 template <int K>
 class LaneSums {
  public:
@@ -125,7 +123,8 @@ inline void lane_sums(int64_t n, F f, double* sums) {
 template <typename F>
 inline double lane_sum(int64_t n, F f) {
   double sum;
-  lane_sums<1>(n, [&](auto at, auto* v) { v[0] = f(at); }, &sum);
+  lane_sums<1>(
+      n, [&](auto at, auto* v) { v[0] = f(at); }, &sum);
   return sum;
 }
 

@@ -1,16 +1,17 @@
-#include "minidl/kernels/norm/row_norm.hpp"
+#include "kernels/norm/row_norm.hpp"
 
 #include <algorithm>
 
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "lane_sum.hpp"
 #include "scratch.hpp"
 
 namespace minidl::kernels {
 namespace {
 
-bool run_parallel(const RowNormLayout& l) { return l.rows > 1 && l.rows * l.cols() > kParallelElements; }
+// A loop over blocks of `rows` rows goes parallel past kParallelElements values.
+int64_t rows_grain(int64_t rows, const RowNormLayout& l) { return grain_for(rows * l.cols()); }
 
 // Calls f(w, b) with w(at) = at(weight) or 1 and b(at) = at(bias) or 0 (`at`: a load, see
 // lane_sum.hpp): one instantiation per combination, so the loops inside carry no branch
@@ -50,10 +51,12 @@ void group_moments(Moments* m, const float* x, int64_t count, const RowNormLayou
   for (int64_t k = 0; k < count; ++k) {
     const float* xr = x + k * n;
     const float mean = m[k].mean, rest = m[k].mean_rest;
-    value[k] = lane_sum(n, [&](auto at) {
-                 const auto d = (at(xr) - mean) - rest;
-                 return d * d;
-               }) / double(n);
+    value[k] = lane_sum(n,
+                        [&](auto at) {
+                          const auto d = (at(xr) - mean) - rest;
+                          return d * d;
+                        }) /
+               double(n);
   }
   for (int64_t k = 0; k < count; ++k) m[k].set_variance(value[k], eps);
 }
@@ -188,8 +191,8 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
     RowSums sums[kGroupRows];
     for (int64_t k = 0; k < count; ++k) {
       const int64_t r = r0 + k;
-      sums[k] = row_sums(l.inner > 1 ? affine_at(dw, r) : nullptr, l.inner > 1 ? affine_at(db, r) : nullptr,
-                         dy + r * n, x + r * n, m[k], affine_at(weight, r), l);
+      sums[k] = row_sums(l.inner > 1 ? affine_at(dw, r) : nullptr, l.inner > 1 ? affine_at(db, r) : nullptr, dy + r * n,
+                         x + r * n, m[k], affine_at(weight, r), l);
     }
     for (int64_t k = 0; k < count; ++k) {
       mean_g[k] = l.centered ? float(sums[k].g / double(n)) : 0.0f;
@@ -232,7 +235,7 @@ void row_norm_forward(float* out, const NormStats& stats, const float* x, const 
                       const RowNormLayout& l, double eps) {
   const int64_t cols = l.cols();
   const int64_t groups = (l.rows + kGroupRows - 1) / kGroupRows;
-  parallel_for(groups, run_parallel(l), [&](int64_t group) {
+  parallel_for(groups, rows_grain(kGroupRows, l), [&](int64_t group) {
     const int64_t r0 = group * kGroupRows, count = std::min(kGroupRows, l.rows - r0);
     Moments m[kGroupRows];
     group_moments(m, x + r0 * cols, count, l, eps);
@@ -245,14 +248,14 @@ void row_norm_forward(float* out, const NormStats& stats, const float* x, const 
   });
 }
 
-void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                       const NormStats& stats, const float* weight, const RowNormLayout& l) {
+void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x, const NormStats& stats,
+                       const float* weight, const RowNormLayout& l) {
   const int64_t entries = l.groups * l.channels;
   const int64_t chunk_rows = kChunkItems * l.groups;
   const int64_t chunks = (l.rows + chunk_rows - 1) / chunk_rows;
   const bool affine = dweight || dbias;
   double* partials = affine ? norm_scratch<double>(size_t(chunks * 2 * entries)) : nullptr;  // (chunks, 2, entries)
-  parallel_for(chunks, run_parallel(l), [&](int64_t chunk) {
+  parallel_for(chunks, rows_grain(chunk_rows, l), [&](int64_t chunk) {
     double* dw = affine ? partials + chunk * 2 * entries : nullptr;  // (entries)
     double* db = affine ? dw + entries : nullptr;                    // (entries)
     if (affine) std::fill(dw, dw + 2 * entries, 0.0);

@@ -48,8 +48,8 @@ Tensor BatchNormBase::forward(const Tensor& input) {
   double factor = options_.momentum.value_or(0.0);
   if (update) {
     if (input.numel() / options_.num_features <= 1)  // refuse before counting the batch
-      throw Error(cat("Expected more than 1 value per channel when training, got input size ",
-                      to_string(input.shape())));
+      throw Error(
+          cat("Expected more than 1 value per channel when training, got input size ", to_string(input.shape())));
     num_batches_tracked.data()[0] += 1.0f;
     if (!options_.momentum) factor = 1.0 / double(num_batches_tracked.data()[0]);
   }
@@ -58,8 +58,8 @@ Tensor BatchNormBase::forward(const Tensor& input) {
 }
 
 std::string BatchNormBase::extra_repr() const {
-  return cat(options_.num_features, ", eps=", python_float(options_.eps), ", momentum=",
-             python_float(options_.momentum), ", affine=", python_bool(options_.affine),
+  return cat(options_.num_features, ", eps=", python_float(options_.eps),
+             ", momentum=", python_float(options_.momentum), ", affine=", python_bool(options_.affine),
              ", track_running_stats=", python_bool(options_.track_running_stats));
 }
 
@@ -71,8 +71,8 @@ void BatchNorm1d::check_input_dim(const Tensor& input) const {
 
 void BatchNorm2d::check_input_dim(const Tensor& input) const {
   if (input.dim() != 4)
-    throw Error(cat("BatchNorm2d: expected 4D input (got ", input.dim(), "D input of shape ",
-                    to_string(input.shape()), ")"));
+    throw Error(
+        cat("BatchNorm2d: expected 4D input (got ", input.dim(), "D input of shape ", to_string(input.shape()), ")"));
 }
 
 }  // namespace minidl::nn

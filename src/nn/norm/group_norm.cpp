@@ -9,8 +9,8 @@ namespace minidl::nn {
 
 GroupNorm::GroupNorm(GroupNormOptions options) : options_(options) {
   if (options.num_groups <= 0 || options.num_channels % options.num_groups != 0)
-    throw Error(cat("GroupNorm: num_channels must be divisible by num_groups, got num_channels=",
-                    options.num_channels, " and num_groups=", options.num_groups));
+    throw Error(cat("GroupNorm: num_channels must be divisible by num_groups, got num_channels=", options.num_channels,
+                    " and num_groups=", options.num_groups));
   if (options.affine) {
     weight = register_parameter("weight", Tensor::ones({options.num_channels}));
     bias = register_parameter("bias", Tensor::zeros({options.num_channels}));
@@ -25,8 +25,8 @@ void GroupNorm::reset_parameters() {
 
 Tensor GroupNorm::forward(const Tensor& input) {
   if (input.dim() < 2 || input.size(1) != options_.num_channels)
-    throw Error(cat(repr(), ": expected input of shape (N, ", options_.num_channels, ", *), got ",
-                    to_string(input.shape())));
+    throw Error(
+        cat(repr(), ": expected input of shape (N, ", options_.num_channels, ", *), got ", to_string(input.shape())));
   return group_norm(input, options_.num_groups, weight, bias, options_.eps);
 }
 

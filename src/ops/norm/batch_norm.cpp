@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "kernels/norm/channel_norm.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
-#include "minidl/kernels/norm/channel_norm.hpp"
 #include "minidl/tensor/error.hpp"
 #include "row_norm_op.hpp"
 
@@ -13,16 +13,16 @@ namespace {
 
 kernels::ChannelNormLayout channel_layout(const Tensor& x) {
   if (x.dim() < 2)
-    throw Error(cat("batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ",
-                    to_string(x.shape())));
+    throw Error(
+        cat("batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
   const int64_t n = x.size(0), c = x.size(1);
   return {.batch = n, .channels = c, .inner = n * c == 0 ? 0 : x.numel() / (n * c)};
 }
 
 // running = (1 - momentum) running + momentum batch, running_var with the unbiased
 // variance (the batch itself is normalized with the biased one).
-void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const float* mean,
-                          const Tensor& var, int64_t count, double momentum) {
+void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const float* mean, const Tensor& var,
+                          int64_t count, double momentum) {
   Tensor rm_handle = running_mean, rv_handle = running_var;  // updated in place, no graph
   float* rm = rm_handle.data();
   float* rv = rv_handle.data();
@@ -69,8 +69,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
       stats.mean_rest[c] = 0.0f;
       stats.rstd[c] = float(1.0 / std::sqrt(double(running_var.data()[c]) + eps));
     }
-    kernels::channel_norm_forward(out.data(), x.data(), stats, detail::data_or_null(weight),
-                                  detail::data_or_null(bias), layout);
+    kernels::channel_norm_forward(out.data(), x.data(), stats, detail::data_or_null(weight), detail::data_or_null(bias),
+                                  layout);
   }
 
   const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});

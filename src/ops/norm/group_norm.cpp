@@ -7,8 +7,8 @@ namespace minidl {
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   if (x.dim() < 2)
-    throw Error(cat("group_norm: expected an input of shape (N, C, *) with at least 2 dims, got ",
-                    to_string(x.shape())));
+    throw Error(
+        cat("group_norm: expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
   const int64_t n = x.size(0), c = x.size(1);
   if (num_groups <= 0 || c % num_groups != 0)
     throw Error(cat("Expected number of channels in input to be divisible by num_groups, but got input of shape ",

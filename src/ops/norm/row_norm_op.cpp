@@ -16,15 +16,16 @@ kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count) {
 
 kernels::RowNormLayout trailing_layout(const Tensor& x, const Shape& normalized_shape) {
   if (normalized_shape.empty())
-    throw Error("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
-                "but got normalized_shape = []");
+    throw Error(
+        "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
+        "but got normalized_shape = []");
   const size_t k = normalized_shape.size();
   const Shape& shape = x.shape();
   if (shape.size() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(), shape.end() - int64_t(k))) {
     std::string expected = "[*";
     for (int64_t d : normalized_shape) expected += cat(", ", d);
-    throw Error(cat("Given normalized_shape=", to_string(normalized_shape), ", expected input with shape ",
-                    expected, "], but got input of size", to_string(shape)));
+    throw Error(cat("Given normalized_shape=", to_string(normalized_shape), ", expected input with shape ", expected,
+                    "], but got input of size", to_string(shape)));
   }
   const int64_t cols = numel(normalized_shape);
   return {.rows = cols == 0 ? 0 : x.numel() / cols, .channels = cols};

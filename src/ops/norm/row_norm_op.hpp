@@ -1,7 +1,7 @@
 #pragma once
 // Shared by layer_norm, rms_norm and group_norm: the one autograd-wired op over the
 // row kernel (src/kernels/norm/row_norm.cpp).
-#include "minidl/kernels/norm/row_norm.hpp"
+#include "kernels/norm/row_norm.hpp"
 #include "minidl/tensor/tensor.hpp"
 
 namespace minidl::detail {

@@ -8,9 +8,9 @@
 namespace minidl::nn {
 
 struct RMSNormOptions {
-  Shape normalized_shape;          // the trailing dims normalized together, e.g. {64}
+  Shape normalized_shape;                    // the trailing dims normalized together, e.g. {64}
   std::optional<double> eps = std::nullopt;  // nullopt = float32 machine epsilon (1.1920929e-07)
-  bool elementwise_affine = true;  // learnable weight (1) of shape normalized_shape
+  bool elementwise_affine = true;            // learnable weight (1) of shape normalized_shape
 };
 
 class RMSNorm : public Module {

@@ -8,7 +8,7 @@
 // LayerNorm's per-column weight are the same loop.
 #include <cstdint>
 
-#include "minidl/kernels/norm/norm_stats.hpp"
+#include "kernels/norm/norm_stats.hpp"
 
 namespace minidl::kernels {
 
@@ -31,7 +31,7 @@ void row_norm_forward(float* out, const NormStats& stats, const float* x, const 
 /// Gradients of row_norm_forward from its saved stats (mean and mean_rest only when
 /// centered). Each of dx (rows, cols), dweight and dbias (groups * channels) is written
 /// (not accumulated) when not null; weight may be null (taken as 1).
-void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x,
-                       const NormStats& stats, const float* weight, const RowNormLayout& layout);
+void row_norm_backward(float* dx, float* dweight, float* dbias, const float* dy, const float* x, const NormStats& stats,
+                       const float* weight, const RowNormLayout& layout);
 
 }  // namespace minidl::kernels

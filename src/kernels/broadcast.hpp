@@ -2,7 +2,7 @@
 // Plain loops behind the broadcasting ops: no autograd, no allocation beyond index state.
 #include <cstdint>
 
-#include "minidl/kernels/parallel_for.hpp"
+#include "kernels/parallel_for.hpp"
 #include "minidl/tensor/shape.hpp"
 
 namespace minidl::kernels {
@@ -11,16 +11,13 @@ namespace minidl::kernels {
 /// broadcast shape `out` (0 along expanded dims). `shape` is aligned to the right.
 Shape broadcast_strides(const Shape& shape, const Shape& out);
 
-/// Elements past which elementwise loops run on several OpenMP threads.
-constexpr int64_t kParallelElements = 1 << 16;
-
 /// out[i] = f(a[...], b[...]) over the broadcast shape `out_shape`.
 template <typename F>
 void broadcast_binary(const float* a, const Shape& a_shape, const float* b, const Shape& b_shape, float* out,
                       const Shape& out_shape, F f) {
   const int64_t count = numel(out_shape);
   if (a_shape == b_shape) {  // the common case: one flat loop
-    parallel_for(count, count > kParallelElements, [&](int64_t i) { out[i] = f(a[i], b[i]); });
+    parallel_for(count, kParallelElements, [&](int64_t i) { out[i] = f(a[i], b[i]); });
     return;
   }
   if (count == 0) return;

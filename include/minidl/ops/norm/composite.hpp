@@ -7,7 +7,7 @@
 
 #include "minidl/tensor/tensor.hpp"
 
-namespace minidl::nn::composite {
+namespace minidl::composite {
 
 /// (x - mean) / sqrt(var + eps) * weight + bias over the trailing dims.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
@@ -24,4 +24,4 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps);
 
-}  // namespace minidl::nn::composite
+}  // namespace minidl::composite

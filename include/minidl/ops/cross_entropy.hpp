@@ -1,12 +1,12 @@
 #pragma once
-// Cross-entropy loss on logits, PyTorch's F.cross_entropy / nn.CrossEntropyLoss for class
-// index targets: one fused, stable log-softmax + NLL with its own backward.
+// Cross-entropy loss on logits, PyTorch's F.cross_entropy for class index targets: one
+// fused, stable log-softmax + NLL with its own backward. The module is nn::CrossEntropyLoss.
 #include <cstdint>
 #include <string>
 
 #include "minidl/tensor/tensor.hpp"
 
-namespace minidl::nn {
+namespace minidl {
 
 enum class Reduction { None, Mean, Sum };
 /// "none", "mean", "sum" as PyTorch spells them.
@@ -29,20 +29,4 @@ struct CrossEntropyOptions {
 /// naming it, its position and C.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
 
-/// nn.CrossEntropyLoss: cross_entropy with options fixed at construction.
-class CrossEntropyLoss {
- public:
-  explicit CrossEntropyLoss(CrossEntropyOptions options = {}) : options_(std::move(options)) {}
-  Tensor forward(const Tensor& logits, const Tensor& targets) const {
-    return cross_entropy(logits, targets, options_);
-  }
-  Tensor operator()(const Tensor& logits, const Tensor& targets) const { return forward(logits, targets); }
-  const CrossEntropyOptions& options() const { return options_; }
-  /// "CrossEntropyLoss()", as PyTorch prints it.
-  std::string repr() const { return "CrossEntropyLoss()"; }
-
- private:
-  CrossEntropyOptions options_;
-};
-
-}  // namespace minidl::nn
+}  // namespace minidl

@@ -1,21 +1,24 @@
-#include "minidl/nn/cross_entropy.hpp"
+#include "minidl/ops/cross_entropy.hpp"
 
 #include <cmath>
 #include <memory>
 #include <vector>
 
+#include "kernels/broadcast.hpp"
+#include "kernels/parallel_for.hpp"
 #include "minidl/autograd/node.hpp"
-#include "minidl/kernels/broadcast.hpp"
-#include "minidl/kernels/parallel_for.hpp"
 #include "minidl/tensor/error.hpp"
 
-namespace minidl::nn {
+namespace minidl {
 
 std::string reduction_name(Reduction reduction) {
   switch (reduction) {
-    case Reduction::None: return "none";
-    case Reduction::Mean: return "mean";
-    case Reduction::Sum: return "sum";
+    case Reduction::None:
+      return "none";
+    case Reduction::Mean:
+      return "mean";
+    case Reduction::Sum:
+      return "sum";
   }
   return "unknown";
 }
@@ -33,9 +36,7 @@ struct Problem {
   double smoothing = 0.0;
 };
 
-std::string describe_target(float v) {
-  return std::isfinite(v) && std::abs(v) < 1e15f ? cat(int64_t(v)) : cat(v);
-}
+std::string describe_target(float v) { return std::isfinite(v) && std::abs(v) < 1e15f ? cat(int64_t(v)) : cat(v); }
 
 // Checks the shapes and options; fills n, c, weights.
 Problem check_inputs(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
@@ -69,8 +70,9 @@ void read_classes(const Tensor& targets, int64_t ignore_index, Problem& p) {
   for (int64_t i = 0; i < p.n; ++i) {
     const float v = t[i];
     if (!std::isfinite(v) || v != std::floor(v))
-      throw Error(cat("cross_entropy: target ", v, " at position ", i, " is not a class index (expected an integer in [0, ",
-                      p.c, ") or ignore_index ", ignore_index, ")"));
+      throw Error(cat("cross_entropy: target ", v, " at position ", i,
+                      " is not a class index (expected an integer in [0, ", p.c, ") or ignore_index ", ignore_index,
+                      ")"));
     if (double(v) == double(ignore_index)) {
       p.classes[size_t(i)] = kIgnored;
       continue;
@@ -95,7 +97,7 @@ struct RowStats {
 void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss, double* probs) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
+  kernels::parallel_for(p.n, kernels::grain_for(c), [&](int64_t i) {
     const float* row = x + i * c;  // (C)
     float top = -INFINITY;
     for (int64_t j = 0; j < c; ++j) top = std::max(top, row[j]);
@@ -129,7 +131,7 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
 void cross_entropy_backward(const double* probs, const Problem& p, const double* scale, float* dx) {
   const int64_t c = p.c;
   const double s = p.smoothing;
-  kernels::parallel_for(p.n, p.n * c > kernels::kParallelElements, [&](int64_t i) {
+  kernels::parallel_for(p.n, kernels::grain_for(c), [&](int64_t i) {
     const double* row = probs + i * c;  // (C)
     float* drow = dx + i * c;           // (C)
     const int64_t t = p.classes[size_t(i)];
@@ -155,8 +157,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   read_classes(targets, options.ignore_index, p);
 
   const bool want_grad = needs_grad({logits});
-  std::vector<RowStats> stats(size_t(p.n));  // (N)
-  std::vector<double> loss(size_t(p.n));     // (N)
+  std::vector<RowStats> stats(size_t(p.n));                                               // (N)
+  std::vector<double> loss(size_t(p.n));                                                  // (N)
   auto probs = std::make_shared<std::vector<double>>(want_grad ? size_t(p.n * p.c) : 0);  // (N, C)
   cross_entropy_forward(logits.data(), p, stats.data(), loss.data(), want_grad ? probs->data() : nullptr);
 
@@ -190,4 +192,4 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
                 });
 }
 
-}  // namespace minidl::nn
+}  // namespace minidl

@@ -1,4 +1,4 @@
-#include "minidl/nn/norm/composite.hpp"
+#include "minidl/ops/norm/composite.hpp"
 
 #include <limits>
 
@@ -7,7 +7,7 @@
 #include "minidl/ops/reduce.hpp"
 #include "minidl/ops/unary.hpp"
 
-namespace minidl::nn::composite {
+namespace minidl::composite {
 namespace {
 
 // The last `count` dims of a rank-`rank` tensor.
@@ -78,4 +78,4 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                 bias.defined() ? per_channel(bias, x.dim()) : Tensor());
 }
 
-}  // namespace minidl::nn::composite
+}  // namespace minidl::composite

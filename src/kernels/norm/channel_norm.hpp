@@ -5,7 +5,7 @@
 // merged in a fixed order: the same bits whatever the thread count.
 #include <cstdint>
 
-#include "minidl/kernels/norm/norm_stats.hpp"
+#include "kernels/norm/norm_stats.hpp"
 
 namespace minidl::kernels {
 

@@ -1,0 +1,63 @@
+// autograd::gradcheck, the public gradient check: it passes correct ops, fails a wrong
+// backward with a report naming the worst element, and checks its own options.
+#include "minidl/autograd/gradcheck.hpp"
+#include "minidl/autograd/node.hpp"
+#include "support/check.hpp"
+
+using namespace minidl;
+using autograd::gradcheck;
+using autograd::GradcheckOptions;
+
+namespace {
+// y = x^2 with a backward that is right except at flat index `wrong`, where it adds 1.
+Tensor square_with_bad_backward(const Tensor& x, int64_t wrong) {
+  Tensor out = Tensor::empty(x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) out.data()[i] = x.data()[i] * x.data()[i];
+  return record(out, "BadSquare", {x}, [x = x.detach(), wrong](const Tensor& dy) {
+    Tensor dx = Tensor::empty(x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      dx.data()[i] = 2.0f * x.data()[i] * dy.data()[i] + (i == wrong ? 1.0f : 0.0f);
+    return std::vector<Tensor>{dx};
+  });
+}
+}  // namespace
+
+TEST_CASE("gradcheck passes correct ops of several inputs", "[gradcheck]") {
+  Generator gen(3);
+  const Tensor a = Tensor::randn({3, 4}, gen), b = Tensor::randn({4, 2}, gen);
+  auto report = gradcheck([](const std::vector<Tensor>& in) { return tanh(matmul(in[0], in[1])); }, {a, b});
+  CHECK(report.passed);
+  CHECK(report.excess <= 1.0);
+  CHECK(report.index >= 0);
+  CHECK_THAT(report.message, Catch::StartsWith("gradcheck passed: worst element is input "));
+}
+
+TEST_CASE("gradcheck fails a wrong backward and names the worst element", "[gradcheck]") {
+  Generator gen(4);
+  const Tensor x = Tensor::randn({2, 3}, gen);
+  auto f = [](const std::vector<Tensor>& in) { return square_with_bad_backward(in[0], 4); };
+  auto report = gradcheck(f, {x.clone()}, {.raise_exception = false});
+  CHECK_FALSE(report.passed);
+  CHECK(report.input == 0);
+  CHECK(report.index == 4);
+  CHECK(report.excess > 1.0);
+  CHECK_THAT(report.message, Catch::StartsWith("gradcheck failed: worst element is input 0, element 4 (flat)"));
+  // Without raise_exception = false it throws the same message.
+  REQUIRE_THROWS_WITH(gradcheck(f, {x.clone()}), report.message);
+  // The correct backward of the same op passes.
+  CHECK(
+      gradcheck([](const std::vector<Tensor>& in) { return square_with_bad_backward(in[0], -1); }, {x.clone()}).passed);
+}
+
+TEST_CASE("gradcheck: a NaN fails, a constant input passes, options are checked", "[gradcheck]") {
+  auto nan_op = [](const std::vector<Tensor>& in) { return log(in[0]); };  // log of a negative: NaN
+  auto report = gradcheck(nan_op, {Tensor::from_vector({-1.0f, 2.0f})}, {.raise_exception = false});
+  CHECK_FALSE(report.passed);
+  CHECK(report.index == 0);
+  // f ignores its second input: its analytic gradient is undefined, numerically 0.
+  CHECK(gradcheck([](const std::vector<Tensor>& in) { return in[0] * 2.0f; },
+                  {Tensor::from_vector({1.0f, 2.0f}), Tensor::from_vector({3.0f})})
+            .passed);
+  REQUIRE_THROWS_WITH(gradcheck(nan_op, {Tensor::ones({1})}, {.eps = 0.0}),
+                      "gradcheck: expected eps > 0, atol >= 0 and rtol >= 0, got eps 0, atol 0.002, rtol 0.02");
+}
