@@ -225,6 +225,18 @@ TEST_CASE("BatchNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][batc
               1e-4, 1e-5);  // |dx| up to ~40
 }
 
+TEST_CASE("composite BatchNorm centres exactly: mean 1e4, std 1e-2", "[norm][batch_norm]") {
+  // Half an ulp of 1e4 (4.9e-4) is 5% of the spread: x - float(mean) would show it.
+  Tensor x = random_normal({64, 4}, 63, 1e4f, 1e-2f);
+  Tensor running_mean = Tensor::zeros({4}), running_var = Tensor::ones({4});
+  Tensor y = nn::composite::batch_norm(x, running_mean, running_var, Tensor(), Tensor(), true, 1.0, 1e-5);
+  auto m = minidl::testing::channel_moments_reference(x);
+  check_close(y, minidl::testing::channel_normalize_reference(x, m.mean, m.biased_var, 1e-5, Tensor(), Tensor()), 1e-5,
+              1e-5);
+  std::vector<float> unbiased(m.unbiased_var.begin(), m.unbiased_var.end());
+  check_close(running_var, unbiased, 0, 1e-6);
+}
+
 TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
   nn::BatchNorm1d bn(64);
   REQUIRE_THROWS_WITH(bn(Tensor::zeros({8, 32})),

@@ -4,7 +4,6 @@
 #include <span>
 
 #include "minidl/autograd/grad_mode.hpp"
-
 #include "minidl/autograd/node.hpp"
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/ops/binary.hpp"
@@ -103,17 +102,23 @@ Tensor mean(const Tensor& x, const Axes& axes, bool keepdim) {
 
 Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) {
   Reduction r = plan(x, axes, keepdim);
-  // Two passes: the mean first, then squared deviations from it (never E[x^2] - E[x]^2).
-  Tensor centered;
-  {
-    NoGradGuard no_grad;
-    centered = sub(x, mean(x, axes, true));
-  }
+  // Two passes in double: the exact mean first, then squared deviations from it. Centring
+  // on the mean rounded to float (never mind E[x^2] - E[x]^2) loses the spread when the
+  // mean is large against it.
+  const float* px = x.data();
+  std::vector<double> mu(size_t(numel(r.kept)), 0.0), squares(mu.size(), 0.0);
+  kernels::for_each_reduced(x.shape(), r.kept, [&](int64_t i, int64_t o) { mu[size_t(o)] += px[i]; });
+  for (double& m : mu) m /= double(r.count);
+  Tensor centered = Tensor::empty(x.shape());  // x - mean, for the backward
+  float* pc = centered.data();
+  kernels::for_each_reduced(x.shape(), r.kept, [&](int64_t i, int64_t o) {
+    const double c = px[i] - mu[size_t(o)];
+    squares[size_t(o)] += c * c;
+    pc[i] = float(c);
+  });
   const double divisor = std::max<double>(0.0, double(r.count - correction));
   Tensor out = Tensor::empty(r.result);
-  Tensor squares = mul(centered, centered);
-  kernels::sum_to_shape(squares.data(), squares.shape(), out.data(), r.kept);
-  for (float& v : std::span(out.data(), size_t(out.numel()))) v = float(double(v) / divisor);
+  for (size_t o = 0; o < squares.size(); ++o) out.data()[o] = float(squares[o] / divisor);
   return record(out, "Var", {x}, [centered, kept = r.kept, divisor](const Tensor& g) -> std::vector<Tensor> {
     // d var / dx = 2 (x - mean) / (n - correction); the mean's own dependence on x
     // contributes sum(x - mean) = 0.
