@@ -1,6 +1,7 @@
 #include "minidl/ops/reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 
 #include "minidl/autograd/grad_mode.hpp"
@@ -14,13 +15,15 @@ namespace {
 
 // The reduced dims as a mask; empty axes means every dim.
 std::vector<bool> reduced_mask(const Tensor& x, const Axes& axes) {
-  std::vector<bool> mask(size_t(x.dim()), axes.empty());
+  // A scalar accepts dim 0 or -1, the same dim, and stays as it is.
+  std::vector<bool> seen(size_t(std::max<int64_t>(x.dim(), 1)), false);
   for (int64_t axis : axes) {
-    int64_t d = normalize_dim(axis, x.dim());
-    if (x.dim() == 0) continue;  // a scalar accepts dim 0 or -1 and stays as it is
-    if (mask[size_t(d)]) throw Error(cat("dim ", d, " appears multiple times in the list of dims ", to_string(axes)));
-    mask[size_t(d)] = true;
+    const int64_t d = std::max<int64_t>(normalize_dim(axis, x.dim()), 0);
+    if (seen[size_t(d)]) throw Error(cat("dim ", d, " appears multiple times in the list of dims ", to_string(axes)));
+    seen[size_t(d)] = true;
   }
+  std::vector<bool> mask(size_t(x.dim()), axes.empty());
+  for (size_t d = 0; d < mask.size(); ++d) mask[d] = mask[d] || seen[d];
   return mask;
 }
 
@@ -116,14 +119,22 @@ Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) 
     squares[size_t(o)] += c * c;
     pc[i] = float(c);
   });
-  const double divisor = std::max<double>(0.0, double(r.count - correction));
+  const double dof = double(r.count - correction);
+  const double divisor = std::max(0.0, dof);  // 0 / 0 is NaN, more over 0 is inf, as PyTorch
   Tensor out = Tensor::empty(r.result);
   for (size_t o = 0; o < squares.size(); ++o) out.data()[o] = float(squares[o] / divisor);
-  return record(out, "Var", {x}, [centered, kept = r.kept, divisor](const Tensor& g) -> std::vector<Tensor> {
+  const bool full = x.dim() == 0 || axes.empty();
+  return record(out, "Var", {x}, [centered, kept = r.kept, dof, full](const Tensor& g) -> std::vector<Tensor> {
     // d var / dx = 2 (x - mean) / (n - correction); the mean's own dependence on x
-    // contributes sum(x - mean) = 0.
+    // contributes sum(x - mean) = 0. PyTorch divides by the unclamped n - correction, and
+    // gives inf * grad for a full reduction with n == correction: so do we.
     Tensor gx = Tensor::empty(centered.shape());
-    const auto scale = float(2.0 / divisor);
+    if (full && dof == 0.0) {
+      const float gi = g.data()[0] * INFINITY;
+      std::fill_n(gx.data(), gx.numel(), gi);
+      return {gx};
+    }
+    const auto scale = float(2.0 / dof);
     kernels::broadcast_binary(g.data(), kept, centered.data(), centered.shape(), gx.data(), centered.shape(),
                               [scale](float gi, float c) { return gi * c * scale; });
     return {gx};
