@@ -149,6 +149,24 @@ TEST_CASE("cross_entropy with every target ignored: mean is NaN, gradient zero, 
   CHECK(nn::cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() == 0.0f);
 }
 
+TEST_CASE("cross_entropy with total weight 0: mean is NaN with NaN gradients, as PyTorch", "[loss]") {
+  // PyTorch's nll term is 0 / 0 here; the smoothing term alone would be positive / 0 = inf.
+  const CrossEntropyOptions mean{.weight = Tensor::from_vector({1, 0, 1}), .label_smoothing = 0.5};
+  Tensor x = Tensor::from_vector({0, 1, 2}, {1, 3}).requires_grad_();
+  Tensor loss = nn::cross_entropy(x, Tensor::from_vector({1}), mean);
+  CHECK(std::isnan(loss.item()));
+  loss.backward();
+  for (float g : x.grad().to_vector()) CHECK(std::isnan(g));
+  // Sum does not divide: PyTorch 1.13 gives 0.4692 and these gradients.
+  CrossEntropyOptions sum = mean;
+  sum.reduction = Reduction::Sum;
+  Tensor y = Tensor::from_vector({0, 1, 2}, {1, 3}).requires_grad_();
+  Tensor total = nn::cross_entropy(y, Tensor::from_vector({1}), sum);
+  CHECK(total.item() == Approx(0.4692019820213318).epsilon(1e-6));
+  total.backward();
+  check_close(y.grad(), {-0.1366564780473709f, 0.08157616853713989f, 0.05508033558726311f}, 1e-6, 1e-5);
+}
+
 TEST_CASE("CrossEntropyLoss holds its options", "[loss]") {
   nn::CrossEntropyLoss criterion({.weight = sample_weight(), .reduction = Reduction::Sum});
   check_close(criterion(sample_logits(), sample_targets()), {2.857694f}, 1e-6, 1e-6);  // the table's weighted sum

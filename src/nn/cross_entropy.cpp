@@ -173,7 +173,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   } else {
     double total = 0.0;  // summed in a fixed order: the same bits whatever the thread count
     for (double v : loss) total += v;
-    out = Tensor::scalar(float(reduction == Reduction::Mean ? total / divisor : total));
+    // Total weight 0: PyTorch's mean is NaN (its nll term is 0 / 0), whatever the smoothing adds.
+    const double mean = divisor == 0.0 ? NAN : total / divisor;
+    out = Tensor::scalar(float(reduction == Reduction::Mean ? mean : total));
   }
 
   return record(out, "CrossEntropyLoss", {logits},
@@ -182,7 +184,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
                   std::vector<double> scale(size_t(p.n));  // (N) dL/dloss_i
                   for (int64_t i = 0; i < p.n; ++i) {
                     const double gi = reduction == Reduction::None ? g.data()[i] : g.data()[0];
-                    scale[size_t(i)] = reduction == Reduction::Mean ? gi / divisor : gi;
+                    // Total weight 0: NaN for every counted row, as PyTorch's -w_t / total_weight.
+                    const double mean_scale = divisor == 0.0 ? NAN : gi / divisor;
+                    scale[size_t(i)] = reduction == Reduction::Mean ? mean_scale : gi;
                   }
                   Tensor dx = Tensor::empty(shape);
                   cross_entropy_backward(probs->data(), p, scale.data(), dx.data());
