@@ -180,6 +180,49 @@ def linear_cases(out):
                 lambda: nn.Linear(5, 3, bias=False), (4, 5), randomize=False)
     module_case(out, "linear_batch1", "Linear", {"in_features": 7, "out_features": 2, "bias": True},
                 lambda: nn.Linear(7, 2), (1, 7), randomize=False)
+    # nn.Linear takes (N, *, in) and a single (in) example.
+    module_case(out, "linear_3d", "Linear", {"in_features": 5, "out_features": 3, "bias": True},
+                lambda: nn.Linear(5, 3), (2, 4, 5), randomize=False)
+    module_case(out, "linear_1d", "Linear", {"in_features": 5, "out_features": 3, "bias": False},
+                lambda: nn.Linear(5, 3, bias=False), (5,), randomize=False)
+
+
+def two_input_case(out, name, module, options, fn, a, b):
+    """out = fn(a, b), backward of sum(out * w); records a, b, output, w and both grads."""
+    case = Case(out, name, module, options)
+    a = a.detach().clone().requires_grad_(True)
+    b = b.detach().clone().requires_grad_(True)
+    result = fn(a, b)
+    w = torch.randn(result.shape)
+    (result * w).sum().backward()
+    for key, t in [("a", a), ("b", b), ("output", result), ("grad_output", w), ("a.grad", a.grad),
+                   ("b.grad", b.grad)]:
+        case.add(key, t)
+    case.write()
+
+
+def matmul_cases(out):
+    # torch.matmul's cases: 1-D operands, a batch against one matrix, batches that broadcast.
+    for tag, a_shape, b_shape in [
+        ("vec_mat", (4,), (4, 3)),
+        ("mat_vec", (3, 4), (4,)),
+        ("vec_vec", (5,), (5,)),
+        ("batch_mat", (2, 3, 4), (4, 5)),
+        ("batch_batch", (2, 3, 4), (2, 4, 5)),
+        ("broadcast_batch", (2, 1, 3, 4), (3, 4, 2)),
+        ("vec_batch", (4,), (2, 4, 3)),
+        ("batch_vec", (2, 3, 4), (4,)),
+    ]:
+        torch.manual_seed(zlib.crc32(tag.encode()))
+        a, b = torch.randn(a_shape), torch.randn(b_shape)
+        two_input_case(out, "matmul_" + tag, "matmul", {}, torch.matmul, a, b)
+
+
+def transpose_cases(out):
+    for tag, shape, d0, d1 in [("3d_0_2", (2, 3, 4), 0, 2), ("4d_1_-1", (2, 3, 4, 5), 1, -1), ("3d_-1_-2", (2, 3, 4), -1, -2)]:
+        case = Case(out, "transpose_" + tag, "transpose", {"dim0": d0, "dim1": d1})
+        forward_backward(case, "", lambda x: torch.transpose(x, d0, d1), torch.randn(shape), {})
+        case.write()
 
 
 def log_softmax_cases(out):
@@ -559,7 +602,7 @@ def main():
         return
     os.makedirs(args.out, exist_ok=True)
     if args.only != "lesson":
-        for make in (elementwise_cases, linear_cases, log_softmax_cases, cross_entropy_cases, batchnorm_cases,
+        for make in (elementwise_cases, linear_cases, matmul_cases, transpose_cases, log_softmax_cases, cross_entropy_cases, batchnorm_cases,
                      layernorm_cases, rmsnorm_cases, groupnorm_cases, sgd_cases):
             make(args.out)
     if args.only != "layers":

@@ -125,8 +125,9 @@ TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]"
     int64_t in, out;
     bool bias;
   };
-  for (const Spec& spec : {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false},
-                           Spec{"linear_batch1", 7, 2, true}}) {
+  for (const Spec& spec :
+       {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false}, Spec{"linear_batch1", 7, 2, true},
+        Spec{"linear_3d", 5, 3, true}, Spec{"linear_1d", 5, 3, false}}) {
     INFO(spec.name);
     minidl::testing::Fixture f(spec.name);
     nn::Linear layer(spec.in, spec.out, spec.bias);
