@@ -285,6 +285,42 @@ def cross_entropy_cases(out):
         case.write()
 
 
+def cross_entropy_nd_cases(out):
+    """(N, C, d1, ...) logits with (N, d1, ...) class indices, and class-probability targets."""
+    cases = [
+        # name, logits shape, probabilities?, reduction, weight?, ignore_index, label_smoothing
+        ("spatial_mean", (2, 4, 3), False, "mean", False, -100, 0.0),
+        ("spatial_none", (2, 4, 3, 2), False, "none", False, -100, 0.0),
+        ("spatial_weight_ignore_smoothing_mean", (2, 4, 3), False, "mean", True, 1, 0.2),
+        ("probs_mean", (3, 4), True, "mean", False, -100, 0.0),
+        ("probs_weight_smoothing_sum", (3, 4), True, "sum", True, -100, 0.3),
+        ("probs_spatial_weight_none", (2, 4, 3), True, "none", True, -100, 0.0),
+        ("probs_spatial_smoothing_mean", (2, 4, 3), True, "mean", False, -100, 0.1),
+        ("probs_unbatched_weight_mean", (4,), True, "mean", True, -100, 0.0),
+    ]
+    for tag, shape, probabilities, reduction, use_weight, ignore_index, smoothing in cases:
+        name = "cross_entropy_" + tag
+        options = {"reduction": reduction, "weight": use_weight, "ignore_index": ignore_index,
+                   "label_smoothing": smoothing}
+        case = Case(out, name, "cross_entropy_nd", options)
+        x = 2.0 * torch.randn(shape)
+        c = shape[1] if len(shape) > 1 else shape[0]
+        if probabilities:
+            target = torch.softmax(torch.randn(shape), dim=1 if len(shape) > 1 else 0)
+        else:
+            target = torch.randint(0, c, (shape[0],) + shape[2:])
+            if ignore_index != -100:
+                target.view(-1)[0] = ignore_index
+        weight = torch.rand(c) + 0.5 if use_weight else None
+        case.add("target", target)
+        if weight is not None:
+            case.add("weight", weight)
+        fn = lambda logits: F.cross_entropy(logits, target, weight=weight, ignore_index=ignore_index,
+                                            reduction=reduction, label_smoothing=smoothing)
+        forward_backward(case, "", fn, x, {})
+        case.write()
+
+
 # ----------------------------------------------------------------------------- norm layers
 
 
@@ -602,7 +638,8 @@ def main():
         return
     os.makedirs(args.out, exist_ok=True)
     if args.only != "lesson":
-        for make in (elementwise_cases, linear_cases, matmul_cases, transpose_cases, log_softmax_cases, cross_entropy_cases, batchnorm_cases,
+        for make in (elementwise_cases, linear_cases, matmul_cases, transpose_cases, log_softmax_cases, cross_entropy_cases, cross_entropy_nd_cases,
+                     batchnorm_cases,
                      layernorm_cases, rmsnorm_cases, groupnorm_cases, sgd_cases):
             make(args.out)
     if args.only != "layers":

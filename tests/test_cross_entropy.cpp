@@ -195,9 +195,13 @@ TEST_CASE("cross_entropy shape and option errors name the shapes and values", "[
   REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector({1, 2})),
                       Catch::Contains("expected targets of shape [3]") && Catch::Contains("logits of shape [3, 4]") &&
                           Catch::Contains("got [2]"));
-  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::zeros({3, 4})), Catch::Contains("got [3, 4]"));
+  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::zeros({4, 3})), Catch::Contains("got [4, 3]"));
   REQUIRE_THROWS_WITH(nn::cross_entropy(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
-                      Catch::Contains("expected logits of shape [N, C] or [C], got [2, 3, 4]"));
+                      Catch::Contains("expected targets of shape [2, 4]") && Catch::Contains("got [2]"));
+  REQUIRE_THROWS_WITH(nn::cross_entropy(Tensor::scalar(1), Tensor::scalar(0)),
+                      Catch::Contains("expected logits of shape [N, C, *] or [C], got []"));
+  REQUIRE_THROWS_WITH(nn::cross_entropy(logits, Tensor::zeros({3, 4}), {.weight = Tensor::ones({3})}),
+                      Catch::Contains("expected weight of shape [4]"));
   REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.weight = Tensor::ones({3})}),
                       Catch::Contains("expected weight of shape [4]") && Catch::Contains("got [3]"));
   REQUIRE_THROWS_WITH(nn::cross_entropy(logits, sample_targets(), {.label_smoothing = 1.5}),
@@ -276,4 +280,36 @@ TEST_CASE("cross_entropy gives identical bits with 1 and 4 threads", "[loss][thr
   const std::vector<float> four = run(4);
   set_num_threads(saved);
   CHECK(one == four);  // exact equality
+}
+
+TEST_CASE("cross_entropy on (N, C, d1, ...) logits and on class probabilities matches PyTorch", "[loss][fixtures]") {
+  // scripts/make_fixtures.py, cross_entropy_nd_cases.
+  const auto fixtures = minidl::testing::fixtures_of("cross_entropy_nd");
+  CHECK(fixtures.size() == 8);
+  for (const minidl::testing::Fixture& fx : fixtures) {
+    const nlohmann::json& o = fx.options();
+    const std::string reduction = o.at("reduction");
+    CrossEntropyOptions options{.weight = o.at("weight").get<bool>() ? fx["weight"] : Tensor(),
+                                .ignore_index = o.at("ignore_index"),
+                                .reduction = reduction == "mean"  ? Reduction::Mean
+                                             : reduction == "sum" ? Reduction::Sum
+                                                                  : Reduction::None,
+                                .label_smoothing = o.at("label_smoothing")};
+    minidl::testing::check_call(fx, "", [&](const Tensor& x) { return nn::cross_entropy(x, fx["target"], options); });
+  }
+}
+
+TEST_CASE("cross_entropy on (N, C, d) logits and class probabilities: gradients by finite differences", "[loss]") {
+  Generator gen(41);
+  using Inputs = const std::vector<Tensor>&;
+  Tensor indices = Tensor::randint(0, 4, {2, 3}, gen);
+  Tensor probabilities = exp(log_softmax(Tensor::randn({2, 4, 3}, gen), 1));
+  for (Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    const CrossEntropyOptions options{
+        .weight = Tensor::from_vector({0.5f, 1, 2, 1.5f}), .reduction = reduction, .label_smoothing = 0.2};
+    check_gradients([&](Inputs in) { return nn::cross_entropy(in[0], indices, options); },
+                    {Tensor::randn({2, 4, 3}, gen)});
+    check_gradients([&](Inputs in) { return nn::cross_entropy(in[0], probabilities, options); },
+                    {Tensor::randn({2, 4, 3}, gen)});
+  }
 }
