@@ -238,6 +238,16 @@ def log_softmax_cases(out):
         case.write()
 
 
+def write_cross_entropy_case(case, x, target, weight, ignore_index, reduction, smoothing):
+    case.add("target", target)
+    if weight is not None:
+        case.add("weight", weight)
+    fn = lambda logits: F.cross_entropy(logits, target, weight=weight, ignore_index=ignore_index,
+                                        reduction=reduction, label_smoothing=smoothing)
+    forward_backward(case, "", fn, x, {})
+    case.write()
+
+
 def cross_entropy_cases(out):
     n, c = 6, 5
     cases = [
@@ -276,13 +286,7 @@ def cross_entropy_cases(out):
             target[target == ignore_index] = (ignore_index + 1) % c  # only the chosen rows are ignored
         target[torch.randperm(n)[:n_ignored]] = ignore_index
         weight = torch.rand(c) + 0.5 if use_weight else None
-        case.add("target", target)
-        if weight is not None:
-            case.add("weight", weight)
-        fn = lambda logits: F.cross_entropy(logits, target, weight=weight, ignore_index=ignore_index,
-                                            reduction=reduction, label_smoothing=smoothing)
-        forward_backward(case, "", fn, x, {})
-        case.write()
+        write_cross_entropy_case(case, x, target, weight, ignore_index, reduction, smoothing)
 
 
 def cross_entropy_nd_cases(out):
@@ -312,13 +316,7 @@ def cross_entropy_nd_cases(out):
             if ignore_index != -100:
                 target.view(-1)[0] = ignore_index
         weight = torch.rand(c) + 0.5 if use_weight else None
-        case.add("target", target)
-        if weight is not None:
-            case.add("weight", weight)
-        fn = lambda logits: F.cross_entropy(logits, target, weight=weight, ignore_index=ignore_index,
-                                            reduction=reduction, label_smoothing=smoothing)
-        forward_backward(case, "", fn, x, {})
-        case.write()
+        write_cross_entropy_case(case, x, target, weight, ignore_index, reduction, smoothing)
 
 
 # ----------------------------------------------------------------------------- norm layers
