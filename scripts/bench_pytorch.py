@@ -4,7 +4,7 @@
   lesson: the lesson's three runs (train 5 epochs + the two evaluations), best of N,
           printed as "pytorch lesson <ms> ms <us> us/step".
   norm:   each norm layer's forward + backward on (4096, 1024) and (256, 64, 8, 8),
-          the same cases as apps/bench_norm.
+          the same cases as bench/bench_norm.
   process: one plain run of the lesson, for /usr/bin/time (wall and peak RSS).
 """
 import argparse
@@ -94,7 +94,7 @@ def bench_norm(repeats):
                 for _ in range(calls):
                     layer(x)
             both()
-            with torch.no_grad():  # CPU time, as apps/bench_norm reports
+            with torch.no_grad():  # CPU time, as bench/bench_norm reports
                 forward = best_seconds(repeats, forward_only, time.process_time) / calls
             total = best_seconds(repeats, both, time.process_time) / calls
             note = " (composite: 1.13 has no RMSNorm)" if name == "RMSNorm" else ""

@@ -3,7 +3,7 @@
 # train + evaluate times and their ratio, then each whole process under /usr/bin/time -v
 # (wall and peak RSS), then the norm layers on both sides.
 #   scripts/bench_vs_pytorch.sh [build dir, default build] [repeats, default 5]
-# Needs the apps built: cmake --build build --target digits bench_lesson bench_norm
+# Needs the programs built with the benchmarks on (the default): cmake --build build --target digits bench_lesson bench_norm
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -13,7 +13,7 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 echo "== $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== the lesson (3 runs: train + evaluate), 1 thread, best of $repeats"
-ours=$("$build/apps/bench_lesson" --threads 1 --repeats "$repeats")
+ours=$("$build/bench/bench_lesson" --threads 1 --repeats "$repeats")
 echo "$ours"
 theirs=$("$python" "$root/scripts/bench_pytorch.py" lesson --repeats "$repeats")
 echo "$theirs"
@@ -29,10 +29,10 @@ peak() {  # runs "$@" under /usr/bin/time -v; prints wall seconds and peak RSS
   rm -f /tmp/minidl_bench_time.$$
 }
 echo "== whole processes (the lesson's three runs)"
-echo "minidl digits --threads 1:           $(peak "$build/apps/digits" --threads 1 --quiet)"
-echo "minidl digits (runs on all cores):   $(peak env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$build/apps/digits" --quiet)"
+echo "minidl digits --threads 1:           $(peak "$build/examples/digits/digits" --threads 1 --quiet)"
+echo "minidl digits (runs on all cores):   $(peak env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$build/examples/digits/digits" --quiet)"
 echo "PyTorch (python3 + torch, 1 thread): $(peak "$python" "$root/scripts/bench_pytorch.py" process)"
 
 echo "== norm layers, forward + backward, 1 thread"
-"$build/apps/bench_norm" --threads 1 --repeats "$repeats"
+"$build/bench/bench_norm" --threads 1 --repeats "$repeats"
 "$python" "$root/scripts/bench_pytorch.py" norm --repeats "$repeats"

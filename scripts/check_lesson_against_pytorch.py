@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Reproduces PyTorch's lesson runs with minidl's digits CLI and checks them in PyTorch.
 
-  /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/apps/digits]
+  /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/examples/digits/digits]
 
 1. Runs `digits --init tests/fixtures/lesson/init --batch-order tests/fixtures/lesson/batch_order.txt`
    (PyTorch's initial weights and batch order, written by scripts/make_fixtures.py) with
    --curves, --summary and --save into a temporary folder.
-2. Compares minidl's loss at every optimizer step with PyTorch's (tests/fixtures/lesson/<run>_losses.txt).
+2. Compares minidl's loss at every optimizer step with PyTorch's (tests/fixtures/lesson/<run>_losses.txt),
+   over the steps PyTorch itself is stable on (`stable_steps` in pytorch_results.json) and over all.
 3. Loads each checkpoint minidl saved into the lesson's nn.Sequential (load_state_dict with
    strict=True), evaluates it in PyTorch ("minidl, in torch") and prints those figures beside
    the ones minidl reported and the ones PyTorch's own run reached.
@@ -34,7 +35,7 @@ LESSON = os.path.join(REPO, "tests", "fixtures", "lesson")
 
 
 def run_digits(digits, out_dir, runs):
-    command = [digits, "--norm", ",".join(runs), "--init", os.path.join(LESSON, "init"),
+    command = [digits, "--seeds", "0", "--norm", ",".join(runs), "--init", os.path.join(LESSON, "init"),
                "--batch-order", os.path.join(LESSON, "batch_order.txt"), "--save", out_dir,
                "--curves", os.path.join(out_dir, "curves.csv"), "--summary", os.path.join(out_dir, "summary.json"),
                "--data", os.path.join(REPO, "data")]
@@ -66,7 +67,7 @@ def evaluate(model, X, y):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits"))
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
     parser.add_argument("--runs", default="none,batch,layer")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -86,7 +87,8 @@ def main():
                 reference = [float(line) for line in f]
             mine = curves.get(run, [])
             diffs = [abs(a - b) for a, b in zip(mine, reference)]
-            steps = (f"first 20: {max(diffs[:20]):.1e}, all {len(diffs)}: {max(diffs):.1e}" if diffs
+            stable = pytorch[run]["stable_steps"]  # PyTorch's own stable prefix (make_fixtures.py)
+            steps = (f"first {stable}: {max(diffs[:stable]):.1e}, all {len(diffs)}: {max(diffs):.1e}" if diffs
                      else "no curve rows")
             model = deep_net(norm)
             model.load_state_dict({k: v for k, v in load_safetensors(os.path.join(out_dir, f"{run}.safetensors")).items()},

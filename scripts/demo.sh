@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's demo command: set-up (missing Debian packages, configure, build; see
-# scripts/setup.sh), then the lesson's experiment, build/apps/digits. Arguments go to digits
-# (bash scripts/demo.sh --help lists them). The loss curves go to build/curves.csv unless
-# --curves says otherwise, and scripts/plot_curves.sh draws them to a PNG beside them.
-# Until the digits program exists, this runs the placeholder app build/apps/hello.
+# scripts/setup.sh), then the lesson's experiment, build/examples/digits/digits, over seeds 0-4 by
+# default. Arguments go to digits (bash scripts/demo.sh --help lists them). The loss curves,
+# the validation curves and the summary go to build/curves.csv, build/val_curves.csv and
+# build/summary.json unless --curves, --val-curves or --summary say otherwise, and
+# scripts/plot_curves.sh draws them to a PNG beside the curves (build/curves.png).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,32 +12,37 @@ build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 plot_script="$repo/scripts/plot_curves.sh"
 
 bash "$repo/scripts/setup.sh"
+digits="$build_dir/examples/digits/digits"
 
-digits="$build_dir/apps/digits"
-if [[ ! -x "$digits" ]]; then
-  echo "demo.sh: $digits is not built yet; running the placeholder app instead"
-  exec "$build_dir/apps/hello"
-fi
-
-# The curves file: the caller's --curves FILE / --curves=FILE, else build/curves.csv.
-curves=""
+# The caller's --NAME FILE / --NAME=FILE, else the default in build/, added to the arguments.
 args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-  case "${args[i]}" in
-    --curves) curves="${args[i + 1]:-}" ;;
-    --curves=*) curves="${args[i]#--curves=}" ;;
-  esac
-done
-if [[ -z "$curves" ]]; then
-  curves="$build_dir/curves.csv"
-  args+=(--curves "$curves")
-fi
+output=""
+output_of() {
+  local name=$1 i
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    case "${args[i]}" in
+      "--$name") output="${args[i + 1]:-}"; return ;;
+      "--$name="*) output="${args[i]#--"$name"=}"; return ;;
+    esac
+  done
+  output=$2
+  args+=("--$name" "$output")
+}
+output_of curves "$build_dir/curves.csv"; curves=$output
+output_of val-curves "$build_dir/val_curves.csv"; validation=$output
+output_of summary "$build_dir/summary.json"; summary=$output
 
 started="$(mktemp)"
 trap 'rm -f "$started"' EXIT
-"$digits" "${args[@]}"
+status=0
+"$digits" "${args[@]}" || status=$?
 
-# Plot only curves this run wrote (not a stale file after, say, --help).
-if [[ -f "$plot_script" && -f "$curves" && "$curves" -nt "$started" ]]; then
-  bash "$plot_script" "$curves" "${curves%.csv}.png"
+# Plot only curves this run wrote (not a stale file after, say, --help); a run that failed
+# (exit 1) still wrote the others' curves.
+if [[ -f "$curves" && "$curves" -nt "$started" ]]; then
+  plot_args=()
+  [[ -f "$validation" && "$validation" -nt "$started" ]] && plot_args+=(--val "$validation")
+  [[ -f "$summary" && "$summary" -nt "$started" ]] && plot_args+=(--summary "$summary")
+  bash "$plot_script" "${plot_args[@]}" "$curves" "${curves%.csv}.png"
 fi
+exit "$status"

@@ -51,7 +51,17 @@ digits CLI reads (--init DIR takes DIR/<run>.safetensors):
                            numbers: the norm layers' init draws none); the generator checks it.
   <run>_losses.txt         the loss of every optimizer step (115 lines, Python repr)
   pytorch_results.json     per run: training loss and val loss (eval mode, whole split) and
-                           val accuracy, as the lesson prints them
+                           val accuracy, as the lesson prints them, and `stable_steps`: how
+                           many leading step losses PyTorch can promise (below)
+
+How far a step-by-step comparison can hold: `stable_steps` is the length of the longest
+prefix of steps over which PyTorch agrees with itself within STABLE_TOLERANCE (1e-5) when
+only the rounding changes: float32 against float64 from the same weights in the same order,
+and float32 against float32 with the last bit of some initial weights flipped (relative
+noise 1e-8, five draws). Past it, any float32 implementation that rounds differently (another
+sgemm kernel, another summation order) may drift by more than PyTorch's own sensitivity, so
+minidl's tests compare step losses only over that prefix. `stable_steps_float64` and
+`stable_steps_bit_flips` give the two limits apart.
 """
 
 import argparse
@@ -553,6 +563,30 @@ def lesson_run(norm, X_train, y_train, X_val, y_val, epochs=5, dtype=torch.float
     return init, order, losses, {"train_loss": train_loss, "val_loss": val_loss, "val_accuracy": acc}
 
 
+STABLE_TOLERANCE = 1e-5
+BIT_FLIP_NOISE, BIT_FLIP_DRAWS = 1e-8, 5
+
+
+def agreeing_prefix(a, b, tolerance=STABLE_TOLERANCE):
+    """How many leading entries of a and b agree within tolerance."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if abs(x - y) > tolerance:
+            return i
+    return min(len(a), len(b))
+
+
+def stable_steps(norm, init, order, losses32, X_train, y_train, X_val, y_val):
+    """The prefixes of the step losses that rounding cannot move by more than 1e-5 (module doc)."""
+    _, order64, losses64, _ = lesson_run(norm, X_train, y_train, X_val, y_val, dtype=torch.float64)
+    assert order64 == order
+    float64 = agreeing_prefix(losses32, losses64)
+    bit_flips = min(agreeing_prefix(losses32, replay_losses(norm, init, order, X_train, y_train, len(losses32),
+                                                            BIT_FLIP_NOISE, seed))
+                    for seed in range(1, BIT_FLIP_DRAWS + 1))
+    return {"stable_steps": min(float64, bit_flips), "stable_steps_float64": float64,
+            "stable_steps_bit_flips": bit_flips}
+
+
 def lesson_fixtures(out, data_dir):
     out = os.path.join(out, "lesson")
     os.makedirs(os.path.join(out, "init"), exist_ok=True)
@@ -566,8 +600,10 @@ def lesson_fixtures(out, data_dir):
         with open(os.path.join(out, f"{run}_losses.txt"), "w") as f:
             for loss in losses:
                 f.write(repr(loss) + "\n")
-        results[run] = dict(name=name, steps=len(losses), **figures)
-        print(f"{name:<17} training loss {figures['train_loss']:.3f}   val accuracy {figures['val_accuracy']:.3f}")
+        stability = stable_steps(norm, init, order, losses, X_train, y_train, X_val, y_val)
+        results[run] = dict(name=name, steps=len(losses), **figures, **stability)
+        print(f"{name:<17} training loss {figures['train_loss']:.3f}   val accuracy {figures['val_accuracy']:.3f}   "
+              f"stable over the first {stability['stable_steps']} of {len(losses)} steps")
     assert all(order == orders[0] for order in orders), "the runs drew different batch orders"
     with open(os.path.join(out, "batch_order.txt"), "w") as f:
         for epoch_order in orders[0]:

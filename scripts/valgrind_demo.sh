@@ -2,7 +2,7 @@
 # Runs the digits demo once under valgrind's memcheck: no invalid read or write, no use of
 # uninitialised memory, no leak. Exit status 0 when clean.
 #
-#   scripts/valgrind_demo.sh                 # uses build/apps/digits
+#   scripts/valgrind_demo.sh                 # uses build/examples/digits/digits
 #   BUILD_DIR=build-debug scripts/valgrind_demo.sh
 #
 # One epoch and one thread keep it to a minute or two (valgrind runs ~50x slower). The only
@@ -13,7 +13,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
-digits="$build/apps/digits"
+digits="$build/examples/digits/digits"
 [[ -x "$digits" ]] || { echo "valgrind_demo: build $digits first (cmake --build $build --target digits)" >&2; exit 2; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

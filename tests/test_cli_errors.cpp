@@ -51,7 +51,7 @@ void break_csv(DigitsScratch& s, int line, int column, const std::string& field)
 
 // A valid checkpoint of deep_net(none) with the default sizes, from a 1-epoch run.
 std::string good_none_checkpoint(DigitsScratch& s) {
-  auto result = s.run({"--quiet", "--norm", "none", "--epochs", "1", "--save", s.file("good")});
+  auto result = s.run({"--quiet", "--seeds", "0", "--norm", "none", "--epochs", "1", "--save", s.file("good")});
   REQUIRE(result.exit_code == 0);
   return slurp(s.file("good") + "/none.safetensors");
 }
@@ -72,8 +72,8 @@ std::vector<BadInput> bad_inputs() {
       {"negative lr", {"--lr", "-0.5"}, {"lr", "got -0.5"}},
       {"nan lr", {"--lr", "nan"}, {"lr must be a positive number, got nan"}},
       {"infinite lr", {"--lr", "inf"}, {"lr must be a positive number, got inf"}},
-      {"zero batch size", {"--batch-size", "0"}, {"batch size", "got 0"}},
-      {"negative batch size", {"--batch-size", "-64"}, {"batch size", "got -64"}},
+      {"zero batch size", {"--batch-size", "0"}, {"--batch-size must be at least 1, got 0"}},
+      {"negative batch size", {"--batch-size", "-64"}, {"--batch-size must be at least 1, got -64"}},
       {"zero depth", {"--depth", "0"}, {"depth", "got 0"}},
       {"negative width", {"--width", "-1"}, {"width", "got -1"}},
       {"zero groups", {"--norm", "group", "--groups", "0"}, {"groups", "got 0"}},
@@ -88,10 +88,22 @@ std::vector<BadInput> bad_inputs() {
       {"non-numeric lr", {"--epochs", "5", "--lr=5x"}, {"--lr: \"5x\" is not a number"}},
       {"empty lr", {"--lr", ""}, {"--lr: \"\" is not a number"}},
       {"fractional batch size", {"--batch-size", "6.4"}, {"--batch-size: ", "6.4"}},
-      {"negative seed", {"--seed", "-1"}, {"--seed: ", "-1"}},
+      {"negative seed", {"--seeds", "-1"}, {"--seeds \"-1\": \"\" is not a seed"}},
+      {"seed range backwards", {"--seeds", "3-1"}, {"--seeds \"3-1\": the range 3-1 runs backwards (write 1-3)"}},
+      {"seed not a number", {"--seeds", "x"}, {"--seeds \"x\": \"x\" is not a seed", "range such as 0-4"}},
+      {"empty seed list", {"--seeds", ""}, {"--seeds is empty: give seeds such as 0-4 or 0,3,7"}},
+      {"empty seed in a list", {"--seeds", "0,,2"}, {"--seeds \"0,,2\": \"\" is not a seed"}},
+      {"seed repeated", {"--seeds", "0-4,3"}, {"--seeds \"0-4,3\": seed 3 is listed twice"}},
+      {"too many seeds", {"--seeds", "0-5000"}, {"--seeds \"0-5000\": more than 1000 seeds"}},
+      {"BatchNorm alone with a last batch of one", {"--norm", "batch", "--seeds", "0", "--batch-size", "2"},
+       {"run \"batch\" (BatchNorm1d, seed 0) refused: batch size 2 on the 1437-example training split leaves a last "
+        "batch of one example", "pass --drop-last or choose another batch size"}},
+      {"BatchNorm alone at batch size 1", {"--norm", "batch", "--seeds", "0", "--batch-size", "1", "--drop-last"},
+       {"run \"batch\" (BatchNorm1d, seed 0) refused: batch size 1 puts one example in every batch"}},
       {"missing option value", {"--epochs"}, {"epochs"}},
       {"missing data dir", {"--data", "/nonexistent/minidl-data"}, {"/nonexistent/minidl-data/digits.csv", "cannot open"}},
-      {"curves in a missing directory", {"--curves", "/nonexistent/dir/curves.csv"}, {"--curves", "/nonexistent/dir"}},
+      {"val curves in a missing directory", {"--val-curves", "/nonexistent/dir/v.csv"},
+       {"--val-curves /nonexistent/dir/v.csv: the directory /nonexistent/dir does not exist"}},
       {"csv missing field", {}, {"digits.csv, line 5, column 7", "missing value"},
        [](DigitsScratch& s) { break_csv(s, 5, 7, ""); }},
       {"csv not a number", {}, {"digits.csv, line 9, column 12", "\"x1\" is not a number"},
@@ -181,7 +193,8 @@ TEST_CASE("digits: --help prints the options and exits 0", "[cli]") {
   testing::ProcessResult result = s.run({"--help"});
   CHECK(result.exit_code == 0);
   CHECK(result.err == "");
-  for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seed",
-                             "--threads", "--data", "--curves", "--summary", "--save", "--init", "--batch-order"})
+  for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seeds",
+                             "--threads", "--data", "--curves", "--val-curves", "--summary", "--save", "--init",
+                             "--batch-order", "--drop-last"})
     CHECK_THAT(result.out, Catch::Contains(option));
 }

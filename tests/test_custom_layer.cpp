@@ -1,6 +1,6 @@
-// The "Writing a new layer" example (apps/custom_layer/scale_norm.hpp): the app's own
+// The "Writing a new layer" example (examples/custom_layer/scale_norm.hpp): the app's own
 // gradient check, the library's check_gradients, the composite, and the module's errors.
-#include "../apps/custom_layer/scale_norm.hpp"
+#include "../examples/custom_layer/scale_norm.hpp"
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 

@@ -1,5 +1,6 @@
 // TensorDataset and DataLoader: batch sizes, the short last batch, drop_last, shuffling.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -79,6 +80,20 @@ TEST_CASE("DataLoader keeps the short last batch unless drop_last", "[data]") {
   CHECK(sizes(epoch_rows(exact)) == std::vector<size_t>{4, 4});
   DataLoader one(numbered(3));  // batch_size 1 by default, like PyTorch
   CHECK(sizes(epoch_rows(one)) == std::vector<size_t>{1, 1, 1});
+}
+
+TEST_CASE("DataLoader takes a batch size beyond the dataset as one batch of all, whatever its size", "[data]") {
+  for (int64_t b : {int64_t(11), int64_t(1) << 40, std::numeric_limits<int64_t>::max()}) {
+    INFO("batch_size " << b);
+    DataLoader keep(numbered(10), {.batch_size = b});
+    CHECK(keep.size() == 1);
+    CHECK(sizes(epoch_rows(keep)) == std::vector<size_t>{10});
+    DataLoader drop(numbered(10), {.batch_size = b, .drop_last = true});
+    CHECK(drop.size() == 0);
+    CHECK(epoch_rows(drop).empty());
+  }
+  DataLoader near(numbered(10), {.batch_size = std::numeric_limits<int64_t>::max() - 3});
+  CHECK(sizes(epoch_rows(near)) == std::vector<size_t>{10});
 }
 
 TEST_CASE("DataLoader batches the lesson's training split as 22 x 64 + 29", "[data]") {

@@ -26,6 +26,7 @@ Outputs train(const DigitsScratch& s, const std::string& tag, std::vector<std::s
   const std::string curves = s.file(tag + ".csv"), save = s.file(tag);
   std::vector<std::string> args{"--quiet", "--norm", "none,batch,layer,rms,group", "--epochs", "2",
                                 "--curves", curves, "--save", save};
+  if (std::find(extra.begin(), extra.end(), "--seeds") == extra.end()) extra.insert(extra.end(), {"--seeds", "0"});
   args.insert(args.end(), extra.begin(), extra.end());
   testing::ProcessResult result = s.run(args);
   INFO("stderr: " << result.err);
@@ -52,7 +53,7 @@ TEST_CASE("digits: the same seed gives byte-identical curves and checkpoints, ru
   const Outputs first = train(s, "first", {"--threads", "1"});
   require_identical(first, train(s, "second", {"--threads", "1"}));
   // A different seed must change them, or the test above could not fail.
-  const Outputs other = train(s, "other", {"--threads", "1", "--seed", "1"});
+  const Outputs other = train(s, "other", {"--threads", "1", "--seeds", "1"});
   CHECK(other.curves != first.curves);
   CHECK(other.checkpoints[0] != first.checkpoints[0]);
 }
@@ -74,7 +75,7 @@ TEST_CASE("digits: --jobs 2 gives byte-identical curves and checkpoints to one r
 TEST_CASE("digits: every run whose loss turns NaN or infinite stops with its message", "[cli][divergence]") {
   DigitsScratch s;
   // lr 1e38 blows up every run; each is stopped and reported, and the later runs still run.
-  testing::ProcessResult result = s.run({"--quiet", "--norm", "none,batch,layer", "--epochs", "2", "--lr", "1e38",
+  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch,layer", "--epochs", "2", "--lr", "1e38",
                                          "--curves", s.file("c.csv"), "--summary", s.file("s.json")});
   INFO("stdout: " << result.out << "\nstderr: " << result.err);
   CHECK(result.signal == 0);
@@ -85,7 +86,7 @@ TEST_CASE("digits: every run whose loss turns NaN or infinite stops with its mes
     CHECK_THAT(result.err, Catch::Contains(std::string("digits: run ") + run));
   CHECK_THAT(result.err, Catch::Contains("at epoch 1, step") && Catch::Contains("Try a lower learning rate"));
   CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 3);
-  CHECK(slurp(s.file("c.csv")).starts_with("run,epoch,step,loss\n"));
+  CHECK(slurp(s.file("c.csv")).starts_with("run,seed,epoch,step,loss\n"));
   CHECK_THAT(slurp(s.file("s.json")), Catch::Contains("\"error\""));
 }
 
@@ -93,12 +94,12 @@ TEST_CASE("digits: a diverging run stops, the run after it trains and saves, exi
   DigitsScratch s;
   // Start "none" from weights with an infinity in them (its loss is NaN at once) and "batch"
   // from sound ones: only "none" may stop.
-  REQUIRE(s.run({"--quiet", "--norm", "none,batch", "--epochs", "1", "--save", s.file("init")}).exit_code == 0);
+  REQUIRE(s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "1", "--save", s.file("init")}).exit_code == 0);
   nn::StateDict none = io::load_safetensors(s.file("init") + "/none.safetensors");
   none[0].value.data()[0] = std::numeric_limits<float>::infinity();
   io::save_safetensors(s.file("init") + "/none.safetensors", none);
 
-  testing::ProcessResult result = s.run({"--quiet", "--norm", "none,batch", "--epochs", "2", "--init", s.file("init"),
+  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "2", "--init", s.file("init"),
                                          "--save", s.file("saved"), "--curves", s.file("c.csv")});
   INFO("stdout: " << result.out << "\nstderr: " << result.err);
   CHECK(result.signal == 0);
@@ -106,11 +107,11 @@ TEST_CASE("digits: a diverging run stops, the run after it trains and saves, exi
   CHECK_THAT(result.out, Catch::Contains("no normalization  diverged: loss nan at epoch 1, step 1"));
   CHECK_THAT(result.out, Catch::Contains("BatchNorm1d       training loss"));
   CHECK(result.err ==
-        "digits: run \"none\" (no normalization): the loss became nan at epoch 1, step 1; training stopped. "
+        "digits: run \"none\" (no normalization, seed 0): the loss became nan at epoch 1, step 1; training stopped. "
         "Try a lower learning rate than 0.05.\n");
   CHECK_FALSE(std::filesystem::exists(s.file("saved") + "/none.safetensors"));
   CHECK_NOTHROW(io::load_safetensors(s.file("saved") + "/batch.safetensors"));
   const std::string curves = slurp(s.file("c.csv"));
-  CHECK_THAT(curves, Catch::Contains("\nbatch,2,46,"));
-  CHECK_THAT(curves, !Catch::Contains("\nnone,1,2,"));  // none stopped at its first step
+  CHECK_THAT(curves, Catch::Contains("\nbatch,0,2,46,"));
+  CHECK_THAT(curves, !Catch::Contains("\nnone,0,1,2,"));  // none stopped at its first step
 }

@@ -2,6 +2,7 @@
 #ifdef MINIDL_DIGITS_EXE
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
@@ -25,10 +26,20 @@ ProcessResult digits(const TempDir& dir, const std::vector<std::string>& args) {
 size_t count_lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
 
 // A small, fast run: two blocks, one epoch.
-const std::vector<std::string> kSmall{"--depth", "2", "--width", "16", "--epochs", "1", "--quiet"};
+const std::vector<std::string> kSmall{"--depth", "2", "--width", "16", "--epochs", "1", "--quiet", "--seeds", "0"};
 
+// args with more added; an option of more that args already has replaces its value there
+// (digits refuses an option given twice).
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
+  for (size_t i = 0; i < more.size(); ++i) {
+    auto given = std::find(args.begin(), args.end(), more[i]);
+    const bool has_value = i + 1 < more.size() && !more[i + 1].starts_with("--");
+    if (more[i].starts_with("--") && given != args.end() && has_value && given + 1 != args.end()) {
+      *(given + 1) = more[++i];
+    } else {
+      args.push_back(more[i]);
+    }
+  }
   return args;
 }
 
@@ -43,7 +54,7 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
   const std::string order_file = dir.write("order.txt", order);
   auto run = [&](const std::string& curves, const std::string& seed, const std::string& threads) {
     ProcessResult o = digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2",
-                             "--batch-order", order_file, "--curves", dir.file(curves), "--seed", seed, "--threads",
+                             "--batch-order", order_file, "--curves", dir.file(curves), "--seeds", seed, "--threads",
                              threads, "--quiet"});
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
@@ -51,7 +62,7 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
   };
   const std::string first = run("a.csv", "0", "1");
   CHECK(count_lines(first) == 1 + 3 * 2 * 23);
-  CHECK(first.rfind("run,epoch,step,loss\nnone,1,1,", 0) == 0);
+  CHECK(first.rfind("run,seed,epoch,step,loss\nnone,0,1,1,", 0) == 0);
   CHECK(run("b.csv", "0", "1") == first);
   CHECK(run("c.csv", "0", "2") == first);  // the thread count changes nothing
   CHECK(run("d.csv", "5", "1") != first);  // another init
@@ -101,7 +112,7 @@ TEST_CASE("digits --init starts from a checkpoint: saved weights replay the same
   // Two runs from the same saved weights with the same seed train identically; a run from
   // random weights with that seed differs.
   auto curves = [&](const std::string& name, bool init) {
-    auto args = with(kSmall, {"--norm", "batch", "--seed", "3", "--curves", dir.file(name)});
+    auto args = with(kSmall, {"--norm", "batch", "--seeds", "3", "--curves", dir.file(name)});
     if (init) args = with(args, {"--init", dir.file("a")});
     ProcessResult o = digits(dir, args);
     INFO(o.err);
@@ -114,17 +125,17 @@ TEST_CASE("digits --init starts from a checkpoint: saved weights replay the same
 
 TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
   TempDir dir;
-  ProcessResult o = digits(dir, {"--norm", "layer", "--depth", "2", "--width", "16", "--epochs", "2"});
+  ProcessResult o = digits(dir, {"--norm", "layer", "--depth", "2", "--width", "16", "--epochs", "2", "--seeds", "7"});
   REQUIRE(o.exit_code == 0);
   CHECK(count_lines(o.err) == 2);
-  CHECK_THAT(o.err, Catch::StartsWith("[layer] epoch 1/2  mean loss ") && Catch::Contains("val accuracy") &&
-                        Catch::Contains("[layer] epoch 2/2"));
+  CHECK_THAT(o.err, Catch::StartsWith("[layer seed 7] epoch 1/2  mean loss ") && Catch::Contains("val accuracy") &&
+                        Catch::Contains("[layer seed 7] epoch 2/2"));
 }
 
 TEST_CASE("digits: a diverging run stops with a message, the others go on, exit code 1", "[lesson]") {
   TempDir dir;
   ProcessResult o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr", "1e38",
-                           "--quiet", "--curves", dir.file("c.csv")});
+                           "--quiet", "--seeds", "0", "--curves", dir.file("c.csv")});
   CHECK(o.exit_code == 1);
   CHECK_THAT(o.err, Catch::Contains("run \"none\"") && Catch::Contains("at epoch 1, step") &&
                         Catch::Contains("lower learning rate"));
@@ -143,7 +154,7 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--norm", "batch,instance"}, "unknown norm \"instance\""},
       {{"--norm", "batch,batch"}, "--norm lists \"batch\" twice"},
       {{"--epochs", "0"}, "epochs must be at least 1, got 0"},
-      {{"--batch-size", "-4"}, "batch size must be at least 1, got -4"},
+      {{"--batch-size", "-4"}, "--batch-size must be at least 1, got -4"},
       {{"--depth", "0"}, "depth must be at least 1, got 0"},
       {{"--width", "0"}, "width must be at least 1, got 0"},
       {{"--lr", "0"}, "lr must be a positive number"},
@@ -182,9 +193,86 @@ TEST_CASE("digits --help describes every option", "[lesson]") {
   TempDir dir;
   ProcessResult o = digits(dir, {"--help"});
   CHECK(o.exit_code == 0);
-  for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seed",
-                             "--threads", "--jobs", "--data", "--curves", "--summary", "--save", "--init", "--batch-order",
-                             "--quiet", "--help"})
+  for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seeds",
+                             "--threads", "--jobs", "--data", "--curves", "--val-curves", "--summary", "--save", "--init",
+                             "--batch-order", "--drop-last", "--quiet", "--help"})
     CHECK_THAT(o.out, Catch::Contains(option));
+}
+TEST_CASE("digits --seeds trains every norm once per seed, with the results of one seed at a time", "[lesson][seeds]") {
+  TempDir dir;
+  auto run = [&](const std::string& tag, const std::string& seeds, const std::string& jobs) {
+    ProcessResult o = digits(dir, {"--norm", "none,layer", "--depth", "2", "--width", "16", "--epochs", "2", "--quiet",
+                                   "--seeds", seeds, "--jobs", jobs, "--curves", dir.file(tag + ".csv"), "--val-curves",
+                                   dir.file(tag + "_val.csv"), "--save", dir.file(tag)});
+    INFO(o.err);
+    REQUIRE(o.exit_code == 0);
+    return o;
+  };
+  const ProcessResult all = run("all", "0-2", "2");
+  CHECK_THAT(all.out, Catch::StartsWith("over seeds 0-2: mean [min, max]; right of the bar, seed 0 alone\n"));
+  CHECK(count_lines(all.out) == 4);  // the two header lines and a row per norm
+  const std::string curves = slurp(dir.file("all.csv")), validation = slurp(dir.file("all_val.csv"));
+  CHECK(count_lines(curves) == 1 + 2 * 3 * 2 * 23);
+  CHECK(count_lines(validation) == 1 + 2 * 3 * 2);
+  CHECK_THAT(validation, Catch::StartsWith("run,seed,epoch,step,val_loss,val_accuracy\nnone,0,1,23,"));
+  // Seed 1 alone trains as seed 1 among others: its rows are the same bits.
+  run("one", "1", "1");
+  auto rows_of = [](const std::string& csv, const std::string& prefix) {
+    std::string rows;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with(prefix)) rows += line + "\n";
+    return rows;
+  };
+  for (const char* norm : {"none,1,", "layer,1,"}) {
+    INFO(norm);
+    CHECK(rows_of(slurp(dir.file("one.csv")), norm).size() > 100);
+    CHECK(rows_of(slurp(dir.file("one.csv")), norm) == rows_of(curves, norm));
+    CHECK(rows_of(slurp(dir.file("one_val.csv")), norm) == rows_of(validation, norm));
+  }
+  CHECK(rows_of(curves, "none,0,") != rows_of(curves, "none,1,"));
+  CHECK(slurp(dir.file("one/layer.safetensors")) == slurp(dir.file("all/layer_seed1.safetensors")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("all/layer.safetensors")));
+}
+
+TEST_CASE("digits --drop-last trains BatchNorm at batch size 2, and at batch size 1 refuses it while the others train",
+          "[lesson][seeds]") {
+  TempDir dir;
+  ProcessResult two = digits(dir, with(kSmall, {"--norm", "none,batch", "--batch-size", "2", "--drop-last", "--curves",
+                                                dir.file("two.csv")}));
+  INFO(two.err);
+  CHECK(two.exit_code == 0);
+  CHECK(count_lines(slurp(dir.file("two.csv"))) == 1 + 2 * 718);  // 1437 = 718 x 2 + 1 dropped
+
+  ProcessResult one = digits(dir, with(kSmall, {"--norm", "none,batch,layer", "--batch-size", "1", "--drop-last",
+                                                "--curves", dir.file("one.csv"), "--summary", dir.file("one.json")}));
+  INFO(one.err);
+  CHECK(one.exit_code == 1);
+  CHECK(one.err ==
+        "digits: run \"batch\" (BatchNorm1d, seed 0) refused: batch size 1 puts one example in every batch, and "
+        "BatchNorm1d in training mode needs more than one value per channel; choose a batch size of at least 2 (with "
+        "--drop-last where the last batch would hold one)\n");
+  CHECK_THAT(one.out, Catch::Contains("no normalization  training loss") && Catch::Contains("BatchNorm1d       failed") &&
+                          Catch::Contains("LayerNorm         training loss"));
+  const std::string curves = slurp(dir.file("one.csv"));
+  CHECK(count_lines(curves) == 1 + 2 * 1437);
+  CHECK_THAT(curves, !Catch::Contains("\nbatch,"));
+  auto summary = nlohmann::json::parse(slurp(dir.file("one.json")));
+  CHECK(summary["runs"][1]["norm"] == "batch");
+  CHECK_THAT(summary["runs"][1]["error"].get<std::string>(), Catch::Contains("refused"));
+  CHECK(summary["runs"][2]["val_accuracy"].is_number());
+  CHECK(summary["settings"]["drop_last"] == true);
+}
+
+TEST_CASE("digits: without --drop-last a last batch of one is refused for BatchNorm before anything trains",
+          "[lesson][seeds]") {
+  TempDir dir;
+  ProcessResult o = digits(dir, with(kSmall, {"--norm", "layer,batch", "--batch-size", "2", "--curves", dir.file("c.csv")}));
+  CHECK(o.exit_code == 1);
+  CHECK(count_lines(o.err) == 1);
+  CHECK_THAT(o.err, Catch::StartsWith("digits: run \"batch\" (BatchNorm1d, seed 0) refused: batch size 2 on the "
+                                      "1437-example training split leaves a last batch of one example"));
+  CHECK_THAT(o.out, Catch::Contains("LayerNorm         training loss"));
+  CHECK(count_lines(slurp(dir.file("c.csv"))) == 1 + 719);
 }
 #endif  // MINIDL_DIGITS_EXE

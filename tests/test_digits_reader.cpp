@@ -1,10 +1,11 @@
 // The digits readers and the batch-order reader: the real files, and every malformed
 // input with the file, line and column in its message.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "minidl/data/batch_order.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
 #include "support/check.hpp"
 #include "support/temp_dir.hpp"
 
@@ -76,6 +77,16 @@ TEST_CASE("read_digits_csv names file, line and column of a malformed value", "[
   check(row_with(3, "-1"), ", column 3", "pixel value -1 is outside 0..16");
   check(row_with(65, "10"), ", column 65", "label 10 is outside 0..9");
   check(row_with(65, "3.5"), ", column 65", "\"3.5\" is not an integer");
+  // Only plain decimal integers: other spellings of a valid count are refused, not guessed at.
+  check(row_with(4, "0.5"), ", column 4", "\"0.5\" is not a plain integer (expected a pixel count 0..16 in digits)");
+  check(row_with(4, "1e1"), ", column 4", "\"1e1\" is not a plain integer");
+  check(row_with(4, "-0"), ", column 4", "\"-0\" is not a plain integer");
+  check(row_with(4, "+3"), ", column 4", "\"+3\" is not a plain integer");
+  check(row_with(65, "+3"), ", column 65", "\"+3\" is not a plain integer (expected the label 0..9 as a digit)");
+  check(row_with(65, "-0"), ", column 65", "\"-0\" is not a plain integer");
+  // Control bytes are shown escaped, so the message stays one whole line.
+  check(row_with(9, std::string("1\0" "2", 3)), ", column 9", "\"1\\02\" is not a number");
+  check(row_with(9, "\x01x"), ", column 9", "\"\\x01x\" is not a number");
   check(row_with(65, ""), ", column 65", "missing value");
   check("1,2,3\n", "", "expected 65 comma-separated columns (64 pixels and the label), got 3");
   check(row_with(65, "1,5"), "", "got 66");
@@ -93,6 +104,33 @@ TEST_CASE("read_digits_csv reads values, tolerates CRLF and a trailing newline",
   CHECK(d.images.at({1, 0}) == 5.0f / 16.0f);
   CHECK(d.images.at({0, 16}) == 1.0f);
   CHECK(d.labels.to_vector() == std::vector<float>{0, 9});
+}
+
+TEST_CASE("read_digits_csv counts a huge line's columns without storing them", "[data]") {
+  TempDir dir;
+  const std::string path = dir.write("digits.csv", std::string(2'000'000, ',') + "\n");
+  REQUIRE_THROWS_WITH(data::read_digits_csv(path), Catch::Contains("got 2000001"));
+}
+
+TEST_CASE("the readers refuse a directory and a file too large to be data, naming them", "[data]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("sub"));
+  REQUIRE_THROWS_WITH(data::read_digits_csv(dir.file("sub")), Catch::Contains(dir.file("sub") + ": is a directory, not a file"));
+  REQUIRE_THROWS_WITH(data::read_split_indices(dir.file("sub"), 5), Catch::Contains("is a directory"));
+  const std::string big = dir.write("big.csv", std::string((size_t(64) << 20) + 1, '1'));
+  REQUIRE_THROWS_WITH(data::read_digits_csv(big), Catch::Contains(big + ": the file holds more than 67108864 bytes (64 MiB)"));
+}
+
+TEST_CASE("load_digits refuses training and validation splits that share an example", "[data]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("d"));
+  std::string csv;
+  for (int i = 0; i < 4; ++i) csv += row(i, i);
+  dir.write("d/digits.csv", csv);
+  dir.write("d/digits_train_indices.txt", "0\n1\n2\n");
+  dir.write("d/digits_test_indices.txt", "3\n1\n");
+  REQUIRE_THROWS_WITH(data::load_digits(dir.file("d")),
+                      Catch::Contains("digits_test_indices.txt, line 2: row index 1 is also in the training split"));
 }
 
 TEST_CASE("read_digits_csv refuses an empty or missing file", "[data]") {

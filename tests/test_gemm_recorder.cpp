@@ -27,7 +27,7 @@ TEST_CASE("GemmRecorder logs each gemm call of a forward and backward, in order"
   CHECK(same_call(calls[0], false, true, 5, 4, 3, 1.0f));   // y = x W^T + b
   CHECK(same_call(calls[1], false, false, 5, 3, 4, 0.0f));  // dx = g W
   CHECK(same_call(calls[2], true, false, 4, 3, 5, 0.0f));   // dW = g^T x
-  // The operands' addresses: a replay gives each buffer its own (apps/bench/timing.hpp).
+  // The operands' addresses: a replay gives each buffer its own (bench/timing.hpp).
   CHECK(calls[0].a == x.data());
   CHECK(calls[0].b == w.data());
   CHECK(calls[0].c == y.data());

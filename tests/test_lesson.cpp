@@ -3,9 +3,9 @@
 // own runs from tests/fixtures/lesson.
 #include <cmath>
 
-#include "minidl/data/batch_order.hpp"
+#include "data/batch_order.hpp"
 #include "minidl/io/safetensors.hpp"
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;
@@ -163,7 +163,7 @@ TEST_CASE("a loss that turns NaN stops the run, naming run, epoch and step", "[l
   REQUIRE(!r.ok());
   const lesson::StepLoss& last = r.curve.back();
   CHECK(!std::isfinite(last.loss));
-  CHECK_THAT(*r.failure, Catch::Contains("run \"none\" (no normalization)") &&
+  CHECK_THAT(*r.failure, Catch::Contains("run \"none\" (no normalization, seed 0)") &&
                              Catch::Contains(cat("at epoch ", last.epoch, ", step ", last.step)) &&
                              Catch::Contains("lower learning rate"));
   CHECK(std::isnan(r.train_loss));
@@ -179,5 +179,5 @@ TEST_CASE("summary_line and curves_csv print as the lesson and the plot script e
   CHECK(lesson::summary_line(r) == "BatchNorm1d       training loss 0.134   val accuracy 0.961");
   r.norm = NormKind::None;
   CHECK(lesson::summary_line(r) == "no normalization  training loss 0.134   val accuracy 0.961");
-  CHECK(lesson::curves_csv({r}) == "run,epoch,step,loss\nnone,1,1,2.31965542\nnone,1,2,0.5\n");
+  CHECK(lesson::curves_csv({r}) == "run,seed,epoch,step,loss\nnone,0,1,1,2.31965542\nnone,0,1,2,0.5\n");
 }

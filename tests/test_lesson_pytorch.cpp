@@ -1,16 +1,17 @@
 // The lesson step for step against PyTorch 1.13, through the library's lesson runner (what
 // `digits --init --batch-order` runs): minidl trains each of the lesson's three runs from
 // PyTorch's initial weights in PyTorch's batch order (tests/fixtures/lesson/, written by
-// scripts/make_fixtures.py) and must reach PyTorch's loss at every optimizer step.
+// scripts/make_fixtures.py) and must reach PyTorch's loss at every step PyTorch itself can
+// promise.
 //
-// How close is possible: PyTorch itself, float32 against float64, keeps the no-norm and
-// BatchNorm runs within 4e-7 on all 115 steps, so those two must agree within 1e-4 on every
-// step, and their final figures too. The deep tanh + LayerNorm stack amplifies rounding
-// from step 15 on: flipping the last bit of some initial weights (a relative change of
-// 1e-8) moves PyTorch's own step-20 loss by 4e-5 to 2.3e-4 (make_fixtures.py --sensitivity),
-// so a float32 implementation that rounds differently holds 1e-4 there only with a margin
-// of about 4 to 5 (measured here: 3e-6 over 14 steps, 2e-5 over 20). The bar is 1e-4 over
-// the first 20 steps, and that is what the LayerNorm run is held to.
+// How close is possible: what float32 can promise is what PyTorch's own runs agree on when
+// only the rounding changes. The fixture generator measures it: `stable_steps` is the prefix
+// of steps over which PyTorch's float32 run stays within 1e-5 of its float64 run and of float32
+// runs with the last bit of some initial weights flipped. The no-norm and BatchNorm runs are
+// stable over all 115 steps; the deep tanh + LayerNorm stack amplifies rounding and is stable
+// over its first 14 only. Over that prefix minidl must agree within 1e-4 (ten times PyTorch's
+// own spread: another sgemm kernel or summation order is another rounding); past it no bound
+// is honest, whatever the CPU. The final figures are checked only for runs stable to the end.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
@@ -20,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "minidl/data/batch_order.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
 #include "minidl/io/safetensors.hpp"
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 
 using namespace minidl;
 
@@ -39,15 +40,12 @@ std::vector<double> read_losses(const std::string& path) {
   return losses;
 }
 
-struct Bound {
-  size_t steps;      // the first `steps` step losses
-  double tolerance;  // agree within this, absolute
-};
+constexpr double kStepTolerance = 1e-4;  // over the stable prefix, absolute
 
-/// Trains the run from PyTorch's weights in PyTorch's order, checks the step losses within
-/// each bound and reports the final figures beside PyTorch's; with check_final, the final
+/// Trains the run from PyTorch's weights in PyTorch's order and checks the step losses over
+/// the prefix PyTorch is stable on; for a run stable to its last step, also the final
 /// training loss within 1e-4 and the same val accuracy.
-void check_run_against_pytorch(const std::string& run, const std::vector<Bound>& bounds, bool check_final) {
+void check_run_against_pytorch(const std::string& run) {
   static const data::DigitsSplit data = data::load_digits(std::string(MINIDL_SOURCE_DIR) + "/data");
   lesson::TrainOptions options;
   options.norm = lesson::parse_norm(run);
@@ -71,18 +69,19 @@ void check_run_against_pytorch(const std::string& run, const std::vector<Bound>&
   std::ifstream results_file(kLessonDir + "pytorch_results.json");
   const nlohmann::json pytorch = nlohmann::json::parse(results_file).at("runs").at(run);
   const double pytorch_loss = pytorch.at("train_loss"), pytorch_accuracy = pytorch.at("val_accuracy");
+  const size_t stable = pytorch.at("stable_steps");
+  REQUIRE(stable >= 10);  // a prefix this short would test nothing: the fixtures are broken
+  REQUIRE(stable <= expected.size());
   std::ostringstream report;
-  report << lesson::display_name(options.norm) << ": step losses, max |minidl - PyTorch|";
-  for (const Bound& bound : bounds) report << " " << worst_of(bound.steps) << " over the first " << bound.steps << ",";
-  report << " " << worst_of(diffs.size()) << " over all " << diffs.size() << "\n  minidl  training loss "
+  report << lesson::display_name(options.norm) << ": step losses, max |minidl - PyTorch| " << worst_of(stable)
+         << " over the first " << stable << " (PyTorch's stable prefix), " << worst_of(diffs.size()) << " over all "
+         << diffs.size() << "\n  minidl  training loss "
          << result.train_loss << "   val accuracy " << result.val_accuracy << "\n  PyTorch training loss "
          << pytorch_loss << "   val accuracy " << pytorch_accuracy;
   WARN(report.str());
-  for (const Bound& bound : bounds) {
-    INFO("the first " << bound.steps << " steps within " << bound.tolerance);
-    CHECK(worst_of(bound.steps) <= bound.tolerance);
-  }
-  if (check_final) {
+  INFO("the first " << stable << " steps within " << kStepTolerance);
+  CHECK(worst_of(stable) <= kStepTolerance);
+  if (stable == expected.size()) {
     CHECK(result.train_loss == Approx(pytorch_loss).margin(1e-4));
     CHECK(result.val_accuracy == Approx(pytorch_accuracy).margin(1e-6));
   }
@@ -90,14 +89,14 @@ void check_run_against_pytorch(const std::string& run, const std::vector<Bound>&
 
 }  // namespace
 
-TEST_CASE("lesson vs PyTorch: no normalization, every step's loss within 1e-4", "[lesson][pytorch]") {
-  check_run_against_pytorch("none", {{115, 1e-4}}, true);
+TEST_CASE("lesson vs PyTorch: no normalization, PyTorch's stable steps within 1e-4", "[lesson][pytorch]") {
+  check_run_against_pytorch("none");
 }
 
-TEST_CASE("lesson vs PyTorch: BatchNorm1d, every step's loss within 1e-4", "[lesson][pytorch]") {
-  check_run_against_pytorch("batch", {{115, 1e-4}}, true);
+TEST_CASE("lesson vs PyTorch: BatchNorm1d, PyTorch's stable steps within 1e-4", "[lesson][pytorch]") {
+  check_run_against_pytorch("batch");
 }
 
-TEST_CASE("lesson vs PyTorch: LayerNorm, the first 20 steps within 1e-4", "[lesson][pytorch]") {
-  check_run_against_pytorch("layer", {{14, 1e-5}, {20, 1e-4}}, false);
+TEST_CASE("lesson vs PyTorch: LayerNorm, PyTorch's stable steps within 1e-4", "[lesson][pytorch]") {
+  check_run_against_pytorch("layer");
 }

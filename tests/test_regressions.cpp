@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "minidl/data/batch_order.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
 

@@ -24,6 +24,19 @@ TEST_CASE("constant factories fill the requested shape", "[tensor]") {
   REQUIRE_THROWS_WITH(Tensor::zeros({2, -1}), Contains("negative dimension in shape [2, -1]"));
 }
 
+TEST_CASE("a shape whose element count overflows, or too large to allocate, is an error naming it", "[tensor]") {
+  const int64_t huge = int64_t(1) << 62;
+  REQUIRE_THROWS_WITH(Tensor::zeros({huge, 4}),
+                      Contains("shape [4611686018427387904, 4] has more elements than a 64-bit count can hold"));
+  REQUIRE_THROWS_WITH(numel(Shape{huge, huge}), Contains("more elements than a 64-bit count can hold"));
+  REQUIRE_THROWS_WITH(Tensor::empty({huge}),
+                      Contains("cannot allocate a tensor of shape [4611686018427387904]") && Contains(" bytes, "));
+  REQUIRE_THROWS_WITH(Tensor::empty({int64_t(1) << 45}),  // 128 TiB: more than any machine here
+                      Contains("cannot allocate a tensor of shape [35184372088832]: 35184372088832 floats (") &&
+                          Contains("GiB) is more memory than this machine gives"));
+  CHECK(Tensor::empty({huge, 0}).numel() == 0);  // zero elements: nothing to allocate
+}
+
 TEST_CASE("arange counts like torch.arange", "[tensor]") {
   check_close(Tensor::arange(5), {0, 1, 2, 3, 4}, 0, 0);
   check_close(Tensor::arange(1.0f, 2.0f, 0.25f), {1.0f, 1.25f, 1.5f, 1.75f}, 0, 0);

@@ -15,7 +15,8 @@ DataLoader::DataLoader(const TensorDataset& dataset, DataLoaderOptions options)
     throw Error(cat("DataLoader: batch_size should be a positive integer value, but got batch_size=",
                     options_.batch_size));
   order_.reserve(size_t(dataset_.size()));
-  indices_.reserve(size_t(options_.batch_size));
+  // A batch never holds more than the dataset (a batch_size of 2^62 means one batch of all).
+  indices_.reserve(size_t(std::min(options_.batch_size, dataset_.size())));
 }
 
 DataLoader::Epoch DataLoader::epoch() {
@@ -37,14 +38,15 @@ DataLoader::Epoch DataLoader::epoch(const std::vector<int64_t>& order) {
 }
 
 int64_t DataLoader::batch_count(int64_t examples) const {
-  const int64_t b = options_.batch_size;
-  return options_.drop_last ? examples / b : (examples + b - 1) / b;
+  const int64_t b = options_.batch_size;  // written so that no batch size overflows
+  return examples / b + (!options_.drop_last && examples % b != 0);
 }
 
 int64_t DataLoader::size() const { return batch_count(dataset_.size()); }
 
 DataLoader::Iterator DataLoader::iterate() {
-  return Iterator(*this, batch_count(int64_t(order_.size())) * options_.batch_size);
+  const auto examples = int64_t(order_.size());
+  return Iterator(*this, options_.drop_last ? batch_count(examples) * options_.batch_size : examples);
 }
 
 DataLoader::Iterator::Iterator(DataLoader& loader, int64_t stop)
@@ -53,7 +55,7 @@ DataLoader::Iterator::Iterator(DataLoader& loader, int64_t stop)
 }
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {
-  start_ += loader_->options_.batch_size;
+  start_ += std::min(loader_->options_.batch_size, stop_ - start_);
   load();
   return *this;
 }
@@ -63,7 +65,7 @@ void DataLoader::Iterator::load() {
     batch_ = {};  // release the last batch's tensors
     return;
   }
-  const int64_t end = std::min(start_ + loader_->options_.batch_size, stop_);
+  const int64_t end = start_ + std::min(loader_->options_.batch_size, stop_ - start_);
   auto& indices = loader_->indices_;
   indices.assign(loader_->order_.begin() + start_, loader_->order_.begin() + end);
   batch_.inputs = select_rows(loader_->dataset_.inputs(), indices);

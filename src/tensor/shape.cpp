@@ -6,7 +6,9 @@ namespace minidl {
 
 int64_t numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t extent : shape) n *= extent;
+  for (int64_t extent : shape)
+    if (__builtin_mul_overflow(n, extent, &n))
+      throw Error(cat("shape ", to_string(shape), " has more elements than a 64-bit count can hold"));
   return n;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <new>
 #include <span>
 
 #include "minidl/autograd/node.hpp"
@@ -15,8 +17,16 @@ namespace minidl {
 Tensor Tensor::empty(Shape shape) {
   for (int64_t extent : shape)
     if (extent < 0) throw Error(cat("negative dimension in shape ", minidl::to_string(shape)));
+  const int64_t count = minidl::numel(shape);
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(size_t(minidl::numel(shape)));
+  try {
+    if (uint64_t(count) > std::numeric_limits<size_t>::max() / sizeof(float) / 2) throw std::bad_alloc();
+    impl->storage = std::make_shared<Storage>(size_t(count));
+  } catch (const std::bad_alloc&) {
+    const double bytes = double(count) * double(sizeof(float));
+    throw Error(cat("cannot allocate a tensor of shape ", minidl::to_string(shape), ": ", count, " floats (", bytes,
+                    " bytes, ", bytes / double(1 << 30), " GiB) is more memory than this machine gives"));
+  }
   impl->shape = std::move(shape);
   return Tensor(std::move(impl));
 }

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "minidl/data/batch_order.hpp"
+#include "data/batch_order.hpp"
 
 using namespace minidl;
 

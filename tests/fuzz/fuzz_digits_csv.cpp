@@ -1,6 +1,6 @@
 // libFuzzer target: the digits.csv reader (64 pixel counts and a label per line).
 #include "fuzz_support.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/digits.hpp"
 
 using namespace minidl;
 

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "minidl/data/digits.hpp"
+#include "data/digits.hpp"
 
 using namespace minidl;
 

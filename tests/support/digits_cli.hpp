@@ -1,5 +1,5 @@
 #pragma once
-// Drives the built digits program (apps/digits.cpp) from the tests: its path, a private
+// Drives the built digits program (examples/digits/digits.cpp) from the tests: its path, a private
 // copy of the project's data to break, and runs that collect exit status and output.
 #include <filesystem>
 #include <string>
@@ -10,7 +10,7 @@
 
 namespace minidl::testing {
 
-inline const std::string kDigitsBinary = std::string(MINIDL_BINARY_DIR) + "/apps/digits";
+inline const std::string kDigitsBinary = MINIDL_DIGITS_EXE;
 inline const std::filesystem::path kProjectData = std::filesystem::path(MINIDL_SOURCE_DIR) / "data";
 
 /// A scratch directory holding a copy of the digits data (data/) to corrupt.

@@ -1,6 +1,6 @@
 #pragma once
 // Runs a program as a child process (posix_spawn: safe in a process with OpenMP threads) and
-// collects its exit status, stdout and stderr. For the tests that drive the built apps.
+// collects its exit status, stdout and stderr. For the tests that drive the built programs.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>

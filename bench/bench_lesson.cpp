@@ -6,8 +6,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "bench/timing.hpp"
-#include "minidl/lesson/train_run.hpp"
+#include "timing.hpp"
+#include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 
 using namespace minidl;

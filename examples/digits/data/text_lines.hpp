@@ -2,6 +2,7 @@
 // Line-by-line reading for the data readers, with errors worded
 // "<file>, line L, column C: what is wrong" (UsageError: the file is user input).
 #include <cstdint>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,7 +12,8 @@ namespace minidl::data::detail {
 
 class TextLines {
  public:
-  /// Reads the whole file; throws UsageError when it cannot be opened or is empty.
+  /// Reads the whole file; throws UsageError when it is a directory, cannot be opened or
+  /// read, is empty, or holds more than kMaxTextBytes.
   explicit TextLines(std::string path);
   /// Lines of text already in memory; `name` stands for the file in messages.
   TextLines(std::string name, std::string text);
@@ -34,9 +36,13 @@ class TextLines {
   int64_t line_number_ = 0;
 };
 
+/// The largest text file the readers take: the digits data is 0.3 MB.
+inline constexpr size_t kMaxTextBytes = size_t(64) << 20;
+
 /// Fields separated by sep, each trimmed of spaces and tabs, into `fields` (cleared first:
-/// a reader reuses one vector for every line).
-void split_fields(std::string_view line, char sep, std::vector<std::string_view>& fields);
+/// a reader reuses one vector for every line), at most `keep` of them (a line of a million
+/// separators costs no memory); returns how many fields the line has.
+size_t split_fields(std::string_view line, char sep, std::vector<std::string_view>& fields, size_t keep = SIZE_MAX);
 /// Fields separated by commas and/or whitespace (no empty fields).
 std::vector<std::string_view> split_words(std::string_view line);
 
@@ -44,7 +50,7 @@ std::vector<std::string_view> split_words(std::string_view line);
 std::optional<double> parse_number(std::string_view field);
 std::optional<int64_t> parse_integer(std::string_view field);
 
-/// Quotes a field for a message, shortened when long: "abc".
+/// Quotes a field for a message, shortened when long, control bytes escaped ("a\0b", "\x01").
 std::string quoted(std::string_view field);
 
 }  // namespace minidl::data::detail

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "bench/timing.hpp"
+#include "timing.hpp"
 #include "minidl/minidl.hpp"
 
 using namespace minidl;

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "custom_layer/scale_norm.hpp"
+#include "scale_norm.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/cross_entropy.hpp"
 #include "minidl/nn/linear.hpp"

@@ -1,4 +1,4 @@
-#include "minidl/data/batch_order.hpp"
+#include "data/batch_order.hpp"
 
 #include "minidl/tensor/error.hpp"
 #include "text_lines.hpp"

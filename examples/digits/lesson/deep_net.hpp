@@ -32,6 +32,10 @@ struct DeepNetOptions {
 /// when norm is GroupNorm.
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options);
 
+/// Throws UsageError naming the sizes when deep_net(norm, options) cannot be built (a shape
+/// whose size overflows, more memory than the machine gives).
+void check_model_fits(NormKind norm, const DeepNetOptions& options);
+
 /// The lesson's deep_net(norm), its Linear layers drawn from gen in layer order, as
 /// torch.manual_seed(s) then deep_net(norm) draws them from the global generator.
 std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options = {},

@@ -2,8 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "minidl/tensor/error.hpp"
 
@@ -20,11 +21,23 @@ std::string_view trim(std::string_view s) {
 }
 
 std::string read_whole_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw UsageError(cat(path, ": is a directory, not a file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(cat(path, ": cannot open the file (missing or unreadable)"));
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
+  // Read in chunks up to the limit, so a huge or endless input (a FIFO, /dev/zero) costs at
+  // most the limit, never all the memory there is.
+  std::string content;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    if (content.size() + size_t(in.gcount()) > kMaxTextBytes)
+      throw UsageError(cat(path, ": the file holds more than ", kMaxTextBytes, " bytes (", kMaxTextBytes >> 20,
+                           " MiB), more than any data file minidl reads"));
+    content.append(chunk, size_t(in.gcount()));
+  }
+  if (in.bad()) throw UsageError(cat(path, ": reading the file failed"));
+  return content;
 }
 
 }  // namespace
@@ -58,15 +71,17 @@ void TextLines::fail(int64_t column, const std::string& what) const {
 
 void TextLines::fail_file(const std::string& what) const { throw UsageError(cat(path_, ": ", what)); }
 
-void split_fields(std::string_view line, char sep, std::vector<std::string_view>& fields) {
+size_t split_fields(std::string_view line, char sep, std::vector<std::string_view>& fields, size_t keep) {
   fields.clear();
-  size_t start = 0;
+  size_t start = 0, count = 1;
   for (size_t i = 0; i < line.size(); ++i)  // a plain scan: fields are a character or two
     if (line[i] == sep) {
-      fields.push_back(trim(line.substr(start, i - start)));
+      if (fields.size() < keep) fields.push_back(trim(line.substr(start, i - start)));
       start = i + 1;
+      ++count;
     }
-  fields.push_back(trim(line.substr(start)));
+  if (fields.size() < keep) fields.push_back(trim(line.substr(start)));
+  return count;
 }
 
 std::vector<std::string_view> split_words(std::string_view line) {
@@ -117,8 +132,20 @@ std::optional<int64_t> parse_integer(std::string_view field) {
 
 std::string quoted(std::string_view field) {
   constexpr size_t limit = 24;
-  if (field.size() <= limit) return cat('"', field, '"');
-  return cat('"', field.substr(0, limit), "...\"");
+  const bool shortened = field.size() > limit;
+  std::string text = "\"";
+  for (unsigned char c : field.substr(0, limit)) {  // control bytes would cut or garble the message line
+    if (c == '\0') {
+      text += "\\0";
+    } else if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      text += escaped;
+    } else {
+      text += char(c);
+    }
+  }
+  return text + (shortened ? "...\"" : "\"");
 }
 
 }  // namespace minidl::data::detail

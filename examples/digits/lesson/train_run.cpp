@@ -1,4 +1,4 @@
-#include "minidl/lesson/train_run.hpp"
+#include "lesson/train_run.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -37,17 +37,57 @@ std::string non_finite_text(float value) {
 }
 
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat("run \"", short_name(o.norm), "\" (", display_name(o.norm), "): the loss became ", non_finite_text(loss), " at epoch ",
-             epoch, ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
+  return cat(run_label(o.norm, o.seed), ": the loss became ", non_finite_text(loss), " at epoch ", epoch, ", step ", step,
+             "; training stopped. Try a lower learning rate than ", o.lr, ".");
+}
+
+// Why a trained model is unusable: weights or buffers that hold NaN or infinity, or a final
+// evaluation that is not finite; nothing when all is finite.
+std::optional<std::string> non_finite_end(const nn::Module& model, const RunResult& r) {
+  int64_t tensors = 0;
+  std::string first;
+  for (const auto& entry : model.state_dict()) {
+    const float* v = entry.value.data();
+    bool finite = true;
+    for (int64_t i = 0; i < entry.value.numel() && finite; ++i) finite = std::isfinite(v[i]);
+    if (!finite && tensors++ == 0) first = entry.name;
+  }
+  if (tensors > 0)
+    return cat("training ended with ", tensors, " tensor", tensors > 1 ? "s" : "", " holding NaN or infinity (the first: ",
+               first, ")");
+  if (!std::isfinite(r.train_loss) || !std::isfinite(r.val_loss))
+    return cat("the final evaluation gave a training loss of ", r.train_loss, " and a validation loss of ", r.val_loss);
+  return std::nullopt;
 }
 
 }  // namespace
+
+std::string run_label(NormKind norm, uint64_t seed) {
+  return cat("run \"", short_name(norm), "\" (", display_name(norm), ", seed ", seed, ")");
+}
+
+std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples) {
+  if (o.norm != NormKind::Batch || o.batch_size < 1) return std::nullopt;
+  const std::string why = "BatchNorm1d in training mode needs more than one value per channel";
+  if (o.batch_size == 1)
+    return cat(run_label(o.norm, o.seed), " refused: batch size 1 puts one example in every batch, and ", why,
+               "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
+  if (!o.drop_last && train_examples % o.batch_size == 1)
+    return cat(run_label(o.norm, o.seed), " refused: batch size ", o.batch_size, " on the ", train_examples,
+               "-example training split leaves a last batch of one example, and ", why,
+               "; pass --drop-last or choose another batch size");
+  return std::nullopt;
+}
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
   check_deep_net_options(o.norm, o.net);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
   if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
+  if (o.drop_last && o.batch_size > train_examples)
+    throw UsageError(cat("batch size ", o.batch_size, " with --drop-last leaves no batch of the ", train_examples,
+                         "-example training split to train on"));
+  if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
     throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
@@ -70,6 +110,12 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
 std::string summary_line(const RunResult& result) {
   char line[160];
   if (!result.ok()) {
+    const bool at_a_step = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
+    const char* what = result.interrupted ? "interrupted" : result.diverged ? "diverged after its last step" : "failed";
+    if (!at_a_step) {
+      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm).c_str(), what);
+      return line;
+    }
     const StepLoss& last = result.curve.back();
     std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", display_name(result.norm).c_str(),
                   non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
@@ -86,13 +132,14 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
+  result.seed = o.seed;
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
   result.model = deep_net(o.norm, o.net, init);
   nn::Sequential& model = *result.model;
   if (o.init) load_init(model, *o.init, o.norm);
   optim::SGD optimizer(model.parameters(), {.lr = o.lr});
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
-                          {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+                          {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
 
   int64_t step = 0;
   for (int64_t epoch = 1; epoch <= o.epochs && result.ok(); ++epoch) {
@@ -103,12 +150,18 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     data::DataLoader::Epoch batches =
         o.batch_order.empty() ? loader.epoch() : loader.epoch(o.batch_order[size_t(epoch - 1)]);
     for (const data::Batch& batch : batches) {
+      if (o.stop && o.stop->load(std::memory_order_relaxed)) {
+        result.interrupted = true;
+        result.failure = cat(run_label(o.norm, o.seed), ": interrupted before epoch ", epoch, ", step ", step + 1);
+        break;
+      }
       optimizer.zero_grad();
       Tensor loss = nn::cross_entropy(model(batch.inputs), batch.targets);
       const float value = loss.item();
       result.curve.push_back({epoch, ++step, value});
       if (!std::isfinite(value)) {
         result.failure = divergence_message(o, epoch, step, value);
+        result.diverged = true;
         break;
       }
       loss.backward();
@@ -116,11 +169,12 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
       loss_sum += value;
       ++batch_count;
     }
-    if (!result.ok() || !on_epoch) continue;
+    if (!result.ok()) continue;
     const double epoch_seconds = seconds_since(epoch_start);
     model.eval();
-    const float accuracy = evaluate(model, data.X_val, data.y_val).accuracy;
-    on_epoch({o.norm, epoch, o.epochs, loss_sum / double(batch_count), accuracy, epoch_seconds});
+    const Evaluation val = evaluate(model, data.X_val, data.y_val);
+    result.validation.push_back({epoch, step, val.loss, val.accuracy});
+    if (on_epoch) on_epoch({o.norm, o.seed, epoch, o.epochs, loss_sum / double(batch_count), val.accuracy, epoch_seconds});
   }
 
   if (result.ok()) {
@@ -129,7 +183,13 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     const Evaluation val = evaluate(model, data.X_val, data.y_val);
     result.val_loss = val.loss;
     result.val_accuracy = val.accuracy;
-  } else {
+    // Every step's loss can be finite while the last step blew the weights up: check the end.
+    if (const std::optional<std::string> why = non_finite_end(model, result)) {
+      result.failure = cat(run_label(o.norm, o.seed), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
+      result.diverged = true;
+    }
+  }
+  if (!result.ok()) {
     result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
   }
   result.seconds = seconds_since(start);
@@ -137,13 +197,27 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
 }
 
 std::string curves_csv(const std::vector<RunResult>& results) {
-  std::string csv = "run,epoch,step,loss\n";
-  char row[96];
+  std::string csv = "run,seed,epoch,step,loss\n";
+  char row[128];
   for (const RunResult& result : results) {
     const std::string run = short_name(result.norm);
     for (const StepLoss& s : result.curve) {
-      std::snprintf(row, sizeof row, ",%lld,%lld,%.9g\n", static_cast<long long>(s.epoch),
-                    static_cast<long long>(s.step), double(s.loss));
+      std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g\n", static_cast<unsigned long long>(result.seed),
+                    static_cast<long long>(s.epoch), static_cast<long long>(s.step), double(s.loss));
+      csv += run + row;
+    }
+  }
+  return csv;
+}
+
+std::string validation_csv(const std::vector<RunResult>& results) {
+  std::string csv = "run,seed,epoch,step,val_loss,val_accuracy\n";
+  char row[160];
+  for (const RunResult& result : results) {
+    const std::string run = short_name(result.norm);
+    for (const EpochValidation& v : result.validation) {
+      std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g,%.9g\n", static_cast<unsigned long long>(result.seed),
+                    static_cast<long long>(v.epoch), static_cast<long long>(v.step), double(v.loss), double(v.accuracy));
       csv += run + row;
     }
   }

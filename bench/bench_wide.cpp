@@ -4,7 +4,7 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
-#include "bench/timing.hpp"
+#include "timing.hpp"
 #include "minidl/minidl.hpp"
 
 using namespace minidl;

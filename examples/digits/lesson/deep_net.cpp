@@ -1,4 +1,4 @@
-#include "minidl/lesson/deep_net.hpp"
+#include "lesson/deep_net.hpp"
 
 #include <array>
 
@@ -76,6 +76,16 @@ std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& op
   }
   model->push_back(std::make_shared<nn::Linear>(options.width, options.classes, true, gen));
   return model;
+}
+
+void check_model_fits(NormKind norm, const DeepNetOptions& options) {
+  try {
+    Generator gen(0);
+    (void)deep_net(norm, options, gen);
+  } catch (const Error& e) {
+    throw UsageError(cat("deep_net(", short_name(norm), ") with depth ", options.depth, " and width ", options.width,
+                         " cannot be built: ", e.what()));
+  }
 }
 
 }  // namespace minidl::lesson

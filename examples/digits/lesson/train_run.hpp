@@ -5,6 +5,7 @@
 //   torch.manual_seed(seed); model = deep_net(norm); opt = SGD(model.parameters(), lr)
 //   for epoch: model.train(); for xb, yb in DataLoader(train, batch_size, shuffle=True): step
 //   model.eval(); training loss over the whole training split, accuracy over validation
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "minidl/data/digits.hpp"
-#include "minidl/lesson/deep_net.hpp"
+#include "data/digits.hpp"
+#include "lesson/deep_net.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::lesson {
@@ -23,13 +24,17 @@ struct TrainOptions {
   DeepNetOptions net{};
   int64_t epochs = 5;
   double lr = 0.05;          // SGD without momentum
-  int64_t batch_size = 64;   // the short last batch is kept
+  int64_t batch_size = 64;
+  bool drop_last = false;    // false: the short last batch is kept, as the lesson does
   uint64_t seed = 0;         // seeds the run's own init generator and the loader's shuffling
   /// Start from these weights instead of the random init (--init); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
   /// (--batch-order); batches are its consecutive chunks.
   std::vector<std::vector<int64_t>> batch_order{};
+  /// When set and it turns true, the run stops before its next step (Ctrl-C): its result
+  /// says it was interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
@@ -39,9 +44,18 @@ struct StepLoss {
   float loss;
 };
 
+/// The model in eval mode on the validation split after an epoch.
+struct EpochValidation {
+  int64_t epoch;
+  int64_t step;  // the last optimizer step of the epoch
+  float loss;
+  float accuracy;
+};
+
 /// Reported at the end of each epoch, for progress lines.
 struct EpochReport {
   NormKind norm;
+  uint64_t seed;
   int64_t epoch;          // 1-based
   int64_t epochs;
   double mean_loss;       // mean of the epoch's batch losses
@@ -57,10 +71,15 @@ struct Evaluation {
 
 struct RunResult {
   NormKind norm = NormKind::None;
-  std::vector<StepLoss> curve;  // every optimizer step, in order
-  /// Set when the loss turned NaN or infinite: the run stopped there (names run, epoch,
-  /// step and suggests a lower learning rate). The figures below are then NaN.
+  uint64_t seed = 0;
+  std::vector<StepLoss> curve;              // every optimizer step, in order
+  std::vector<EpochValidation> validation;  // after every completed epoch
+  /// Set when the run did not finish: its loss turned NaN or infinite (the message names run,
+  /// seed, epoch and step and suggests a lower learning rate), it was refused before training
+  /// (see refusal()), or it failed with an error. The figures below are then NaN.
   std::optional<std::string> failure;
+  bool interrupted = false;  // stopped by TrainOptions::stop; failure says where
+  bool diverged = false;     // a loss, weight or final figure turned NaN or infinite
   float train_loss = 0.0f;      // eval mode, the whole training split
   float val_loss = 0.0f;        // eval mode, the validation split
   float val_accuracy = 0.0f;
@@ -74,21 +93,34 @@ struct RunResult {
 /// chooses train or eval mode.
 Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets);
 
+/// "run \"batch\" (BatchNorm1d, seed 3)": how messages name a run.
+std::string run_label(NormKind norm, uint64_t seed);
+
 /// The lesson's line: "<name padded to 17> training loss X.XXX   val accuracy Y.YYY", or
-/// for a run that diverged "<name padded to 17> diverged: loss nan at epoch E, step S".
+/// for a run that did not finish "<name padded to 17> diverged: loss nan at epoch E, step S"
+/// ("failed: ..." for one that stopped otherwise).
 std::string summary_line(const RunResult& result);
 
+/// Why these options cannot train, decided before anything trains, or nothing: BatchNorm
+/// in training mode needs more than one value per channel, so a run whose batches include
+/// one of a single example (batch size 1, or a last batch of one without drop_last) is
+/// refused with a message naming the run, the batch size, the split size and the fix.
+std::optional<std::string> refusal(const TrainOptions& options, int64_t train_examples);
+
 /// Throws UsageError naming the option for a size or epoch count below 1, an lr that is
-/// not a positive number, groups not dividing width for GroupNorm, or a batch order that is
-/// not one permutation of the train_examples per epoch.
+/// not a positive number, groups not dividing width for GroupNorm, a batch order that is
+/// not one permutation of the train_examples per epoch, or a refusal().
 void check_train_options(const TrainOptions& options, int64_t train_examples);
 
 /// Runs one experiment. Throws UsageError for invalid options (sizes, a batch order of the
 /// wrong shape, init weights that do not fit the model).
 RunResult train_run(const data::DigitsSplit& data, const TrainOptions& options, const EpochCallback& on_epoch = {});
 
-/// The curves of several runs as CSV: header "run,epoch,step,loss", one row per step,
+/// The curves of several runs as CSV: header "run,seed,epoch,step,loss", one row per step,
 /// run being the norm's short name, losses with 9 significant digits (exact for float).
 std::string curves_csv(const std::vector<RunResult>& results);
+
+/// Each epoch's validation figures as CSV: header "run,seed,epoch,step,val_loss,val_accuracy".
+std::string validation_csv(const std::vector<RunResult>& results);
 
 }  // namespace minidl::lesson

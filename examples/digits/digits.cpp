@@ -1,0 +1,239 @@
+// digits: the lesson's experiment from the command line. For each requested norm and seed it
+// seeds, builds the deep tanh network, trains it with SGD on the handwritten digits, and
+// prints per norm the mean and range over seeds of the final figures (one seed: the lesson's
+//   <name> training loss X.XXX   val accuracy Y.YYY).
+// Exit codes: 0 all runs trained, 1 a run diverged, was refused or failed (the others still
+// train and every output is written), 2 bad options or input files (nothing trained).
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+#include "address_limit.hpp"
+#include "data/batch_order.hpp"
+#include "data/digits.hpp"
+#include "interrupt.hpp"
+#include "lesson/seeds.hpp"
+#include "lesson/train_run.hpp"
+#include "minidl/minidl.hpp"
+#include "options.hpp"
+#include "outputs.hpp"
+#include "summary.hpp"
+
+namespace fs = std::filesystem;
+using namespace minidl;
+using namespace minidl::digits;
+using lesson::NormKind;
+
+namespace {
+
+// Reads DIR/<run>.safetensors for every run and checks it fits, before any training.
+std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
+  std::vector<std::optional<nn::StateDict>> inits(s.norms.size());
+  if (s.init_dir.empty()) return inits;
+  for (size_t i = 0; i < s.norms.size(); ++i) {
+    const std::string path = (fs::path(s.init_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
+    inits[i] = io::load_safetensors(path);
+    auto model = lesson::deep_net(s.norms[i], s.train.net);
+    try {
+      model->load_state_dict(*inits[i], /*strict=*/true);
+    } catch (const Error& e) {
+      throw UsageError(cat(path, " does not fit deep_net(", lesson::short_name(s.norms[i]), "): ", e.what()));
+    }
+  }
+  return inits;
+}
+
+// One whole line per call, so lines of runs training at once never interleave mid-line.
+void print_progress(const lesson::EpochReport& r) {
+  char line[200];
+  std::snprintf(line, sizeof line, "[%s seed %llu] epoch %lld/%lld  mean loss %.4f  val accuracy %.3f  %.2f s\n",
+                lesson::short_name(r.norm).c_str(), static_cast<unsigned long long>(r.seed),
+                static_cast<long long>(r.epoch), static_cast<long long>(r.epochs), r.mean_loss, double(r.val_accuracy),
+                r.seconds);
+  std::cerr << line << std::flush;
+}
+
+// One training run: a norm and a seed.
+struct RunSpec {
+  NormKind norm;
+  uint64_t seed;
+  size_t init;  // index into the norms' initial weights
+};
+
+// Every norm once per seed, grouped by norm in the order asked for, seeds in their order.
+std::vector<RunSpec> run_specs(const Settings& s) {
+  std::vector<RunSpec> specs;
+  for (size_t n = 0; n < s.norms.size(); ++n)
+    for (uint64_t seed : s.seeds) specs.push_back({s.norms[n], seed, n});
+  return specs;
+}
+
+// The runs' indices, those with a norm layer (the longer ones) first: on 2 cores the
+// lesson's none, batch, layer then end when the longest does, not one run after it.
+std::vector<size_t> longest_first(const std::vector<RunSpec>& specs) {
+  std::vector<size_t> order(specs.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return specs[i].norm != NormKind::None; });
+  return order;
+}
+
+// Trains every run that was not refused, up to s.jobs at once, each on its own thread. A run
+// owns its generators (init and shuffling), so the results equal those of running them one
+// by one. A run that throws is reported in its result; the others go on.
+std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<RunSpec>& specs,
+                                         const data::DigitsSplit& data,
+                                         const std::vector<std::optional<nn::StateDict>>& inits,
+                                         const std::vector<std::optional<std::string>>& refused) {
+  std::vector<lesson::RunResult> results(specs.size());
+  std::mutex print;
+  lesson::EpochCallback progress;
+  if (!s.quiet)
+    progress = [&print](const lesson::EpochReport& r) {
+      std::lock_guard lock(print);
+      print_progress(r);
+    };
+  const int threads_per_run = s.threads.value_or(s.jobs > 1 ? 1 : get_num_threads());
+  const std::vector<size_t> order = longest_first(specs);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    set_num_threads(threads_per_run);  // OpenMP's count is per thread: set it on this one
+    for (size_t k; (k = next++) < order.size();) {
+      const size_t i = order[k];
+      lesson::TrainOptions options = s.train;
+      options.norm = specs[i].norm;
+      options.seed = specs[i].seed;
+      options.init = inits[specs[i].init];
+      lesson::RunResult& result = results[i];
+      try {
+        if (refused[i]) throw UsageError(*refused[i]);
+        result = lesson::train_run(data, options, progress);
+      } catch (const std::exception& e) {
+        result = lesson::RunResult{};
+        result.norm = options.norm;
+        result.seed = options.seed;
+        const std::string what = e.what();
+        result.failure = what.starts_with("run \"") ? what : cat(lesson::run_label(options.norm, options.seed), ": ", what);
+        result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int j = 1; j < std::min<int>(s.jobs, int(specs.size())); ++j) helpers.emplace_back(worker);
+  worker();
+  for (std::thread& helper : helpers) helper.join();
+  return results;
+}
+
+// The results on stdout; false when stdout cannot take them (a closed pipe, a full device).
+bool print_results(const Settings& s, const std::vector<lesson::RunResult>& results) {
+  if (s.seeds.size() == 1) {
+    for (const lesson::RunResult& result : results) std::cout << lesson::summary_line(result) << "\n";
+  } else {
+    std::cout << lesson::seed_table(results, s.norms, s.seeds);
+  }
+  std::cout.flush();
+  return bool(std::cout);
+}
+
+// Writes one output, reporting a failure instead of stopping: the other outputs still go out.
+template <typename Write>
+bool written(Write&& write) {
+  try {
+    write();
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "digits: " << e.what() << std::endl;
+    return false;
+  }
+}
+
+int run(Settings s) {
+  if (s.threads) set_num_threads(*s.threads);
+  for (NormKind norm : s.norms) {
+    s.train.norm = norm;
+    lesson::check_deep_net_options(norm, s.train.net);
+    lesson::check_model_fits(norm, s.train.net);
+  }
+  s.train.norm = NormKind::None;
+  const data::DigitsSplit data = data::load_digits(s.data_dir);
+  if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
+  lesson::check_train_options(s.train, data.X_train.size(0));
+  std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
+
+  // Runs that cannot train are refused now, before anything trains; if no run is left the
+  // whole invocation is a usage error.
+  const std::vector<RunSpec> specs = run_specs(s);
+  std::vector<std::optional<std::string>> refused(specs.size());
+  size_t trainable = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    lesson::TrainOptions options = s.train;
+    options.norm = specs[i].norm;
+    options.seed = specs[i].seed;
+    refused[i] = lesson::refusal(options, data.X_train.size(0));
+    trainable += !refused[i];
+  }
+  if (trainable == 0) throw UsageError(*refused.front());
+  check_outputs(s);  // last: it creates the --save directory
+  const int callers = std::min<int>(s.jobs, int(trainable));
+  check_address_space_for_blas(callers, s.threads.value_or(callers > 1 ? 1 : get_num_threads()));
+  for (const std::optional<std::string>& why : refused)
+    if (why) std::cerr << "digits: " << *why << std::endl;
+
+  s.train.stop = &stop_requested();
+  const std::vector<lesson::RunResult> results = train_all(s, specs, data, inits, refused);
+  const bool printed = print_results(s, results);
+  bool failed = !printed;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const lesson::RunResult& result = results[i];
+    if (!result.ok()) {
+      if (!refused[i] && !result.interrupted) std::cerr << "digits: " << *result.failure << std::endl;
+      failed = true;
+    } else if (!s.save_dir.empty()) {
+      failed |= !written([&] { io::save_safetensors(checkpoint_path(s, result.norm, result.seed), result.model->state_dict()); });
+    }
+  }
+  auto write = [&](const std::string& path, const std::string& bytes) {
+    failed |= !written([&] { io::write_file_atomically(path, bytes); });
+  };
+  if (!s.curves.empty()) write(s.curves, lesson::curves_csv(results));
+  if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
+  if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
+  if (!printed) std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
+                             "file was still written" << std::endl;
+  if (const int signal = stop_signal()) {
+    std::cerr << "digits: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+              << ": the runs stopped at their next step; the curves and summary hold what ran" << std::endl;
+    return 128 + signal;
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_signal_handlers();
+  try {
+    std::optional<Settings> settings = parse_settings(argc, argv);
+    return settings ? run(std::move(*settings)) : 0;
+  } catch (const UsageError& e) {
+    std::cerr << "digits: " << e.what() << std::endl;
+    return 2;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << "digits: " << e.what() << " (see digits --help)" << std::endl;
+    return 2;
+  } catch (const fs::filesystem_error& e) {
+    std::cerr << "digits: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "digits: error: " << e.what() << std::endl;
+    return 1;
+  }
+}
