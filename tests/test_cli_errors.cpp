@@ -117,6 +117,24 @@ std::vector<BadInput> bad_inputs() {
          const auto csv = s.data() / "digits.csv";
          replace_line(csv, 2, csv_line_with(csv, 2, 0, "") + ",0");
        }},
+      {"csv field with a NUL byte", {}, {"digits.csv, line 9, column 12", "\"1\\02\" is not a number"},
+       [](DigitsScratch& s) { break_csv(s, 9, 12, std::string("1\0" "2", 3)); }},
+      {"csv pixel as a fraction", {}, {"digits.csv, line 9, column 12", "\"0.5\" is not a plain integer"},
+       [](DigitsScratch& s) { break_csv(s, 9, 12, "0.5"); }},
+      {"csv is a directory", {}, {"digits.csv: is a directory, not a file"},
+       [](DigitsScratch& s) {
+         std::filesystem::remove(s.data() / "digits.csv");
+         std::filesystem::create_directories(s.data() / "digits.csv");
+       }},
+      {"csv too large", {}, {"digits.csv: the file holds more than 67108864 bytes (64 MiB)"},
+       [](DigitsScratch& s) { std::ofstream(s.data() / "digits.csv") << std::string((size_t(64) << 20) + 10, '1'); }},
+      {"splits overlap", {}, {"digits_test_indices.txt, line 1: row index", "is also in the training split"},
+       [](DigitsScratch& s) {
+         std::istringstream train(slurp(s.data() / "digits_train_indices.txt"));
+         std::string first;
+         std::getline(train, first);
+         replace_line(s.data() / "digits_test_indices.txt", 1, first);
+       }},
       {"split index out of range", {}, {"digits_train_indices.txt, line 4, column 1", "row index 1797 is out of range"},
        [](DigitsScratch& s) { replace_line(s.data() / "digits_train_indices.txt", 4, "1797"); }},
       {"split index not a number", {}, {"digits_test_indices.txt, line 1, column 1", "\"12a\" is not an integer"},
@@ -135,6 +153,20 @@ std::vector<BadInput> bad_inputs() {
          std::ofstream(s.file("order.txt")) << line << "\n";
        }},
       {"missing batch order", {"--epochs", "1", "--batch-order", "@absent.txt"}, {"absent.txt", "cannot open"}},
+      {"batch order is a directory", {"--epochs", "1", "--batch-order", "@orders"}, {"orders: is a directory, not a file"},
+       [](DigitsScratch& s) { std::filesystem::create_directories(s.file("orders")); }},
+      {"init is a directory", {"--norm", "none", "--init", "@init"}, {"none.safetensors: is a directory, not a checkpoint"},
+       [](DigitsScratch& s) { std::filesystem::create_directories(s.file("init") + "/none.safetensors"); }},
+      {"empty epochs", {"--epochs", ""}, {"--epochs: \"\" is not a whole number (expected a decimal integer, at least 1)"}},
+      {"hexadecimal epochs", {"--epochs", "0x10"}, {"--epochs: \"0x10\" is not a whole number"}},
+      {"hexadecimal lr", {"--lr", "0x10"}, {"--lr: \"0x10\" is not a number"}},
+      {"epochs with a sign", {"--epochs", "+5"}, {"--epochs: \"+5\" is not a whole number"}},
+      {"norm list ending in a comma", {"--norm", "batch,"}, {"--norm \"batch,\" has an empty item"}},
+      {"an option given twice", {"--epochs", "2", "--epochs", "3"}, {"--epochs is given more than once: give it once"}},
+      {"too many threads", {"--threads", "5000"}, {"--threads must be at most 1024, got 5000"}},
+      {"batch size past int64", {"--batch-size", "99999999999999999999"}, {"--batch-size must be at most"}},
+      {"drop-last leaving no batch", {"--batch-size", "2000", "--drop-last"},
+       {"batch size 2000 with --drop-last leaves no batch of the 1437-example training split to train on"}},
       {"init missing", {"--norm", "none", "--init", "@init"}, {"none.safetensors", "cannot open"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("init")); }},
       {"init truncated", {"--norm", "none", "--init", "@init"}, {"init/none.safetensors", "out of range"},

@@ -13,8 +13,8 @@ using minidl::testing::check_gradients;
 
 TEST_CASE("Linear computes x W^T + b", "[nn]") {
   nn::Linear layer(2, 3);
-  layer.weight.copy_(Tensor::from_vector({1, 0, 0, 1, 1, 1}, {3, 2}));
-  layer.bias.copy_(Tensor::from_vector({0.5f, -0.5f, 0.0f}));
+  layer.weight.detach().copy_(Tensor::from_vector({1, 0, 0, 1, 1, 1}, {3, 2}));
+  layer.bias.detach().copy_(Tensor::from_vector({0.5f, -0.5f, 0.0f}));
   Tensor x = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
   // By hand: [1, 2] -> [1 + 0.5, 2 - 0.5, 3]; [3, 4] -> [3.5, 3.5, 7].
   check_close(layer(x), {1.5f, 1.5f, 3.0f, 3.5f, 3.5f, 7.0f});
@@ -23,7 +23,7 @@ TEST_CASE("Linear computes x W^T + b", "[nn]") {
 TEST_CASE("Linear without bias has no bias parameter", "[nn]") {
   nn::Linear layer(2, 2, false);
   CHECK_FALSE(layer.bias.defined());
-  layer.weight.copy_(Tensor::from_vector({2, 0, 1, -1}, {2, 2}));
+  layer.weight.detach().copy_(Tensor::from_vector({2, 0, 1, -1}, {2, 2}));
   check_close(layer(Tensor::from_vector({3, 5}, {1, 2})), {6.0f, -2.0f});
   REQUIRE(layer.named_parameters().size() == 1);
   CHECK(layer.named_parameters()[0].first == "weight");
@@ -90,7 +90,7 @@ TEST_CASE("Linear init draws weight then bias uniformly within 1/sqrt(in)", "[nn
   // reset_parameters redraws in place, into the same tensors.
   const float* storage = first.weight.data();
   Generator again(42);
-  first.weight.fill_(0.0f);
+  first.weight.detach().fill_(0.0f);
   first.reset_parameters(again);
   CHECK(first.weight.data() == storage);
   check_close(first.weight, second.weight, 0.0, 0.0);
@@ -131,8 +131,11 @@ TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]"
     INFO(spec.name);
     minidl::testing::Fixture f(spec.name);
     nn::Linear layer(spec.in, spec.out, spec.bias);
-    layer.weight.copy_(f["weight"]);
-    if (spec.bias) layer.bias.copy_(f["bias"]);
+    {
+      NoGradGuard no_grad;  // writes into parameters, as torch.no_grad() around them
+      layer.weight.copy_(f["weight"]);
+      if (spec.bias) layer.bias.copy_(f["bias"]);
+    }
     Tensor x = f["input"].detach().clone().requires_grad_();
     Tensor y = layer(x);
     check_close(y, f["output"], 1e-6, 1e-5);

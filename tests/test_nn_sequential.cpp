@@ -52,8 +52,8 @@ TEST_CASE("Sequential chains forward through its children", "[nn]") {
   check_close(y, expected, 0.0, 0.0);
   // Hand check of a two-layer chain: tanh(W x + b) with W = [[1, -1]], b = [0.5].
   auto lin = std::make_shared<nn::Linear>(2, 1);
-  lin->weight.copy_(Tensor::from_vector({1, -1}, {1, 2}));
-  lin->bias.copy_(Tensor::from_vector({0.5f}));
+  lin->weight.detach().copy_(Tensor::from_vector({1, -1}, {1, 2}));
+  lin->bias.detach().copy_(Tensor::from_vector({0.5f}));
   nn::Sequential chain{lin, std::make_shared<nn::Tanh>()};
   check_close(chain(Tensor::from_vector({2, 1}, {1, 2})), {std::tanh(1.5f)});
   // An empty Sequential passes its input through, as PyTorch's does.
@@ -123,7 +123,7 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
     CHECK(target->parameters()[0].data() == storage);
     for (size_t i = 0; i < state.size(); ++i) check_close(target->parameters()[i], source->parameters()[i], 0.0, 0.0);
     // Copies, not shared: changing the source afterwards leaves the target alone.
-    source->parameters()[0].fill_(9.0f);
+    source->parameters()[0].detach().fill_(9.0f);
     CHECK(target->parameters()[0].data()[0] != 9.0f);
   }
   SECTION("a missing key is refused and the module is left as it was") {
@@ -148,4 +148,50 @@ TEST_CASE("state_dict round trip and strict refusals", "[nn]") {
                                                             Catch::Contains("[3, 2]") && Catch::Contains("[2, 3]"));
     REQUIRE_THROWS_WITH(target->load_state_dict(wrong, false), Catch::Contains("size mismatch for 2.weight"));
   }
+}
+
+TEST_CASE("tied weights: the same Linear twice is two parameters, four state_dict names", "[nn]") {
+  // PyTorch 1.13: lin = nn.Linear(2, 2); net = nn.Sequential(lin, nn.Tanh(), lin) lists 2
+  // parameters ('0.weight', '0.bias'), state_dict keeps '0.weight', '0.bias', '2.weight',
+  // '2.bias'; with weight [[0.1, 0.2], [0.3, 0.4]], bias [0.1, -0.2], x = [[1, -1]], one
+  // SGD(lr 0.1) step on sum(net(x)) gives the numbers below (both uses' gradients summed).
+  Generator gen(0);
+  auto lin = std::make_shared<nn::Linear>(2, 2, true, gen);
+  nn::Sequential net(lin, std::make_shared<nn::Tanh>(), lin);
+  CHECK(net.parameters().size() == 2);
+  CHECK(names(net.named_parameters()) == std::vector<std::string>{"0.weight", "0.bias"});
+  std::vector<std::string> state_names;
+  for (const nn::StateEntry& entry : net.state_dict()) state_names.push_back(entry.name);
+  CHECK(state_names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+
+  {
+    NoGradGuard no_grad;
+    lin->weight.copy_(Tensor::from_vector({0.1f, 0.2f, 0.3f, 0.4f}, {2, 2}));
+    lin->bias.copy_(Tensor::from_vector({0.1f, -0.2f}));
+  }
+  optim::SGD optimizer(net.parameters(), {.lr = 0.1});
+  sum(net(Tensor::from_vector({1, -1}, {1, 2}))).backward();
+  check_close(lin->weight.grad(), {0.4f, -0.6913127f, 0.5490822f, -0.8403948f}, 1e-6, 1e-5);
+  optimizer.step();
+  check_close(lin->weight, {0.06f, 0.2691313f, 0.2450918f, 0.4840395f}, 1e-6, 1e-5);
+  check_close(lin->bias, {-0.04f, -0.3549082f}, 1e-6, 1e-5);
+
+  // load_state_dict: every name is needed, and the later name's values land last (PyTorch
+  // loads module by module, so '2.weight' overwrites '0.weight').
+  nn::StateDict state = net.state_dict();
+  for (size_t i = 0; i < state.size(); ++i) state[i].value = Tensor::full(state[i].value.shape(), float(i));
+  net.load_state_dict(state);
+  check_close(lin->weight, {2, 2, 2, 2}, 0, 0);
+  check_close(lin->bias, {3, 3}, 0, 0);
+  state.erase(state.begin() + 2);
+  REQUIRE_THROWS_WITH(net.load_state_dict(state), Catch::Contains("missing key(s) in state_dict: \"2.weight\""));
+}
+
+TEST_CASE("a module used twice lists its buffers once, as PyTorch's named_buffers", "[nn]") {
+  auto bn = std::make_shared<nn::BatchNorm1d>(2);
+  nn::Sequential net(bn, bn);
+  CHECK(names(net.named_buffers()) ==
+        std::vector<std::string>{"0.running_mean", "0.running_var", "0.num_batches_tracked"});
+  CHECK(net.parameters().size() == 2);
+  CHECK(net.state_dict().size() == 10);  // both names of all five tensors
 }

@@ -12,6 +12,7 @@ namespace {
 
 // A module with non-trivial weight, bias and running statistics.
 void scramble(nn::BatchNormBase& bn, uint64_t seed) {
+  NoGradGuard no_grad;  // writes into parameters
   Generator gen(seed);
   const Shape c{bn.options().num_features};
   if (bn.weight.defined()) bn.weight.copy_(Tensor::rand(c, gen, 0.5f, 1.5f));
@@ -45,8 +46,8 @@ TEST_CASE("BatchNorm of the lesson's 2x3 example", "[norm][batch_norm]") {
 TEST_CASE("BatchNorm in eval with a batch of one before training uses running stats 0 and 1", "[norm][batch_norm]") {
   nn::BatchNorm1d bn(4);
   Generator gen(3);
-  bn.weight.copy_(Tensor::from_vector({1.0f, 2.0f, -1.0f, 0.5f}));
-  bn.bias.copy_(Tensor::from_vector({0.0f, 1.0f, 3.0f, -2.0f}));
+  bn.weight.detach().copy_(Tensor::from_vector({1.0f, 2.0f, -1.0f, 0.5f}));
+  bn.bias.detach().copy_(Tensor::from_vector({0.0f, 1.0f, 3.0f, -2.0f}));
   bn.eval();
   Tensor x = Tensor::randn({1, 4}, gen, 5.0f, 3.0f);
   Tensor y = bn(x);

@@ -60,8 +60,8 @@ TEST_CASE("LayerNorm over one and several trailing dims matches a plain loop", "
       nn::LayerNorm ln(nn::LayerNormOptions{.normalized_shape = c.normalized, .elementwise_affine = variant < 2,
                                             .bias = variant == 0});
       Generator gen(5);
-      if (ln.weight.defined()) ln.weight.copy_(Tensor::randn(c.normalized, gen, 1.0f, 0.5f));
-      if (ln.bias.defined()) ln.bias.copy_(Tensor::randn(c.normalized, gen));
+      if (ln.weight.defined()) ln.weight.detach().copy_(Tensor::randn(c.normalized, gen, 1.0f, 0.5f));
+      if (ln.bias.defined()) ln.bias.detach().copy_(Tensor::randn(c.normalized, gen));
       Tensor x = random_normal(c.input, 6, 3.0f, 2.0f);
       Tensor expected = minidl::testing::row_normalize_reference(x, numel(c.normalized), true, 1e-5, ln.weight, ln.bias);
       check_close(ln(x), expected, 2e-5, 1e-5);

@@ -254,3 +254,37 @@ TEST_CASE("SGD steps a large parameter on several threads with the bits of one t
   CHECK(one == two);
   CHECK(one == w);
 }
+
+TEST_CASE("zero_grad(set_to_none) between steps: 2.x's default skips the parameter, 1.13's moves it by momentum",
+          "[optim]") {
+  // PyTorch: w = [1, 2], SGD lr 0.1 momentum 0.9, sum(w * w).backward(); step(); zero_grad(); step().
+  // 1.13 (set_to_none=False): w = [0.62, 1.24], grad [0, 0]; 2.x (set_to_none=True): w = [0.8, 1.6], grad None.
+  auto run = [](bool set_to_none, bool through_module) {
+    Tensor w = Tensor::from_vector({1.0f, 2.0f}).requires_grad_();
+    SGD optimizer({w}, {.lr = 0.1, .momentum = 0.9});
+    sum(w * w).backward();
+    optimizer.step();
+    if (through_module) {
+      struct Holder : nn::Module {
+        explicit Holder(const Tensor& w) { register_parameter("w", w); }
+        Tensor forward(const Tensor& x) override { return x; }
+        std::string type_name() const override { return "Holder"; }
+      } holder(w);
+      holder.zero_grad(set_to_none);
+    } else {
+      optimizer.zero_grad(set_to_none);
+    }
+    optimizer.step();
+    return w;
+  };
+  for (bool through_module : {false, true}) {
+    INFO((through_module ? "Module::zero_grad" : "Optimizer::zero_grad"));
+    Tensor kept = run(false, through_module);
+    check_close(kept, {0.62f, 1.24f}, 1e-6, 1e-6);
+    REQUIRE(kept.grad().defined());
+    check_close(kept.grad(), {0.0f, 0.0f}, 0.0, 0.0);
+    Tensor dropped = run(true, through_module);
+    check_close(dropped, {0.8f, 1.6f}, 1e-6, 1e-6);
+    CHECK_FALSE(dropped.grad().defined());
+  }
+}

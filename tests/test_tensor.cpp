@@ -159,7 +159,8 @@ TEST_CASE("element access, item and their errors", "[tensor]") {
   CHECK(t.size(0) == 2);
   CHECK(t.size(-1) == 3);
   REQUIRE_THROWS_WITH(t.at({2, 0}), Contains("index 2 is out of bounds for dimension 0 with size 2 (shape [2, 3])"));
-  REQUIRE_THROWS_WITH(t.at({0, -1}), Contains("index -1 is out of bounds for dimension 1 with size 3"));
+  REQUIRE_THROWS_WITH(t.at({0, -4}), Contains("index -4 is out of bounds for dimension 1 with size 3"));
+  REQUIRE_THROWS_WITH(t.at({-3, 0}), Contains("index -3 is out of bounds for dimension 0 with size 2"));
   REQUIRE_THROWS_WITH(t.set({0, 3}, 1.0f), Contains("index 3 is out of bounds for dimension 1"));
   REQUIRE_THROWS_WITH(t.at({1}), Contains("index [1] has 1 entries but the tensor of shape [2, 3] has 2 dimensions"));
   REQUIRE_THROWS_WITH(t.size(2), Contains("dimension out of range (expected to be in range of [-2, 1], but got 2)"));
@@ -306,4 +307,20 @@ TEST_CASE("printing matches PyTorch", "[tensor]") {
   std::ostringstream out;
   out << Tensor::from_vector({0.5f});
   CHECK(out.str() == "tensor([0.5000])");
+}
+
+TEST_CASE("at and set take negative indices as Python: -1 is the last", "[tensor]") {
+  // PyTorch: x = torch.arange(6.).reshape(2, 3); x[-1, -1] == 5, x[0, -3] == 0,
+  // x[1, -4] raises "index -4 is out of bounds for dimension 1 with size 3".
+  Tensor t = Tensor::arange(6).reshape({2, 3});
+  CHECK(t.at({-1, -1}) == 5.0f);
+  CHECK(t.at({0, -3}) == 0.0f);
+  CHECK(t.at({-2, 1}) == 1.0f);
+  t.set({-1, 0}, 9.0f);
+  CHECK(t.at({1, 0}) == 9.0f);
+  REQUIRE_THROWS_WITH(t.at({1, -4}), Contains("index -4 is out of bounds for dimension 1 with size 3"));
+  REQUIRE_THROWS_WITH(t.set({-3, 0}, 1.0f), Contains("index -3 is out of bounds for dimension 0 with size 2"));
+  Tensor v = Tensor::from_vector({1, 2, 3});
+  CHECK(v.at({-1}) == 3.0f);
+  REQUIRE_THROWS_WITH(v.at({5}), Contains("index 5 is out of bounds for dimension 0 with size 3"));
 }

@@ -2,8 +2,9 @@
 // A layer written OUTSIDE the library, as a user would: ScaleNorm (Nguyen & Salazar,
 // "Transformers without Tears", 2019), y = g * x / sqrt(sum(x^2) + eps) over the last dim,
 // with one learnable scalar g. It shows the three steps of "Writing a new layer":
-//   1. a fused op: compute the result with plain loops, save what the backward needs,
-//      and hand record() a closure that maps the output gradient to input gradients;
+//   1. a fused op: compute the result with plain loops, save what the backward needs
+//      (SavedTensor: its in-place check), and hand record() a closure that maps the
+//      output gradient to input gradients;
 //   2. a Module that registers its parameter and calls the op in forward();
 //   3. a gradient check against central differences.
 // Header-only so that apps/custom_layer.cpp and tests/test_custom_layer.cpp share it.
@@ -36,8 +37,11 @@ inline Tensor scale_norm(const Tensor& x, const Tensor& g, double eps = 1e-5) {
     for (int64_t i = 0; i < d; ++i) out.data()[r * d + i] = gain * xr[i] * s;
   }
   // Backward, per row with gy = g * dy:  dx = rstd * (gy - x * rstd^2 * sum(gy * x)),
-  // and dg = sum over everything of dy * x * rstd. Capture x and g detached (never out).
-  return record(out, "ScaleNorm", {x, g}, [x = x.detach(), g = g.detach(), rstd, d, rows](const Tensor& dy) {
+  // and dg = sum over everything of dy * x * rstd. Capture x and g as SavedTensors (never
+  // out itself): unpack() throws if they were written in place before the backward runs.
+  return record(out, "ScaleNorm", {x, g}, [sx = SavedTensor(x), sg = SavedTensor(g), rstd, d, rows](const Tensor& dy) {
+    const Tensor& x = sx.unpack();
+    const Tensor& g = sg.unpack();
     Tensor dx = Tensor::empty(x.shape());
     double dg = 0.0;
     const float gain = g.data()[0];

@@ -1,13 +1,17 @@
 #pragma once
-// OpenBLAS 0.3.21 (Debian 12's) retries forever when it cannot map the work buffer of a
-// thread that calls it, so under an address-space limit (ulimit -v, prlimit --as) a run
-// could hang instead of failing. Fixed in later OpenBLAS releases.
+// OpenBLAS 0.3.21 (Debian 12's) retries forever when it cannot map a 128 MiB work buffer
+// for a thread that calls it, so under an address-space limit (ulimit -v, prlimit --as) a
+// run could hang instead of failing (fixed in later OpenBLAS releases). Measured with the
+// lesson: one training thread needs about 320 MB of address space, two about 530 MB.
+
 namespace minidl::digits {
 
-/// Under a finite RLIMIT_AS, lets `callers` threads (each with `threads` OpenMP threads)
-/// make one small matrix product side by side, as training will, so that OpenBLAS maps
-/// its buffers now; if that does not finish within seconds, prints one line naming the
-/// limit and the fix and ends the process with exit code 1. Without a limit it does nothing.
-void check_address_space_for_blas(int callers, int threads);
+/// The address space, in MB, that `workers` training threads of `threads` OpenMP threads
+/// each are given before OpenBLAS could run out: 150 + 256 per thread that calls it.
+long long address_space_needed_mb(int workers, int threads);
+
+/// Under a finite RLIMIT_AS below address_space_needed_mb(), throws UsageError naming the
+/// limit, what is needed, and the fix (raise the limit, or --jobs 1 --threads 1).
+void check_address_space(int workers, int threads);
 
 }  // namespace minidl::digits

@@ -103,6 +103,7 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<Ru
   const int threads_per_run = s.threads.value_or(s.jobs > 1 ? 1 : get_num_threads());
   const std::vector<size_t> order = longest_first(specs);
   std::atomic<size_t> next{0};
+  const int workers = std::min<int>(s.jobs, int(specs.size()));
   auto worker = [&] {
     set_num_threads(threads_per_run);  // OpenMP's count is per thread: set it on this one
     for (size_t k; (k = next++) < order.size();) {
@@ -126,7 +127,7 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<Ru
     }
   };
   std::vector<std::thread> helpers;
-  for (int j = 1; j < std::min<int>(s.jobs, int(specs.size())); ++j) helpers.emplace_back(worker);
+  for (int j = 1; j < workers; ++j) helpers.emplace_back(worker);
   worker();
   for (std::thread& helper : helpers) helper.join();
   return results;
@@ -163,6 +164,7 @@ int run(Settings s) {
     lesson::check_model_fits(norm, s.train.net);
   }
   s.train.norm = NormKind::None;
+  check_outputs(s);
   const data::DigitsSplit data = data::load_digits(s.data_dir);
   if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
   lesson::check_train_options(s.train, data.X_train.size(0));
@@ -181,9 +183,9 @@ int run(Settings s) {
     trainable += !refused[i];
   }
   if (trainable == 0) throw UsageError(*refused.front());
-  check_outputs(s);  // last: it creates the --save directory
-  const int callers = std::min<int>(s.jobs, int(trainable));
-  check_address_space_for_blas(callers, s.threads.value_or(callers > 1 ? 1 : get_num_threads()));
+  const int workers = std::min<int>(s.jobs, int(trainable));
+  check_address_space(workers, s.threads.value_or(workers > 1 ? 1 : get_num_threads()));
+  prepare_save_directory(s);  // last: it creates the --save directory
   for (const std::optional<std::string>& why : refused)
     if (why) std::cerr << "digits: " << *why << std::endl;
 

@@ -108,6 +108,11 @@ void check_outputs(const Settings& s) {
     throw UsageError(cat("--save ", s.save_dir, ": exists and is not a directory"));
   for (const NamedFile& out : outputs)
     if (out.option == "--save" && fs::exists(s.save_dir, error)) check_one_output(out);
+}
+
+void prepare_save_directory(const Settings& s) {
+  if (s.save_dir.empty()) return;
+  std::error_code error;
   fs::create_directories(s.save_dir, error);
   if (error) throw UsageError(cat("--save ", s.save_dir, ": cannot create the directory: ", error.message()));
   check_can_create_in({"--save", s.save_dir}, s.save_dir);

@@ -26,8 +26,12 @@ std::vector<NamedFile> output_files(const Settings& s);
 
 /// Throws UsageError naming the option and the path when an output is an input or another
 /// output (same resolved path or same file), is a directory, has a name too long for its
-/// filesystem, or lies in a directory that does not exist or takes no new file. Creates the
-/// --save directory last, so a refusal creates nothing.
+/// filesystem, or lies in a directory that does not exist or takes no new file. Creates
+/// nothing: call it before reading the inputs.
 void check_outputs(const Settings& s);
+
+/// Creates the --save directory (if any) and checks it takes a file; throws UsageError
+/// naming it otherwise. The last check before training, so a refusal creates nothing.
+void prepare_save_directory(const Settings& s);
 
 }  // namespace minidl::digits

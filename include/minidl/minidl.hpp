@@ -2,6 +2,7 @@
 // minidl: a small deep-learning framework. One include for all of it.
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/data/tensor_dataset.hpp"
 #include "minidl/io/atomic_file.hpp"

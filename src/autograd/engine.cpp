@@ -6,6 +6,7 @@
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -107,7 +108,13 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     if (!node->pending_grad.defined()) continue;
     Tensor grad = std::move(node->pending_grad);
     node->pending_grad = Tensor();
-    std::vector<Tensor> input_grads = node->backward(grad);
+    std::vector<Tensor> input_grads;
+    try {
+      input_grads = node->backward(grad);
+    } catch (const SavedTensorModified& e) {  // say which backward needed the changed values
+      throw SavedTensorModified(cat(e.what(), " The backward of ", node->name,
+                                    "Backward0 needs it: write into a clone() instead, or after backward()."));
+    }
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       const auto& input = node->inputs[i];
       if (!input || i >= input_grads.size() || !input_grads[i].defined()) continue;

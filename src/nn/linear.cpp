@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/nn/python_repr.hpp"
 #include "minidl/ops/matmul.hpp"
 #include "minidl/tensor/error.hpp"
@@ -19,6 +20,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
 }
 
 void Linear::reset_parameters(Generator& gen) {
+  NoGradGuard no_grad;  // an init's in-place writes are not part of any graph
   // kaiming_uniform_(a = sqrt(5)) gives bound sqrt(6 / ((1 + 5) in)) = 1 / sqrt(in), and
   // PyTorch draws the bias with the same bound 1 / sqrt(fan_in).
   const float bound = float(1.0 / std::sqrt(double(in_features_)));

@@ -2,10 +2,25 @@
 
 #include <map>
 #include <set>
+#include <unordered_set>
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
+namespace {
+
+// PyTorch's remove_duplicate=True: a tensor reached twice (a module used twice, tied
+// weights) is listed once, under its first name, so an optimizer steps it once.
+NamedTensors without_duplicates(NamedTensors named) {
+  std::unordered_set<const TensorImpl*> seen;
+  NamedTensors out;
+  for (auto& entry : named)
+    if (seen.insert(entry.second.impl()).second) out.push_back(std::move(entry));
+  return out;
+}
+
+}  // namespace
 
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   if (value.defined()) value.requires_grad_(true);
@@ -24,7 +39,7 @@ NamedTensors Module::named_parameters() const {
     if (value.defined()) out.emplace_back(name, value);
   for (const auto& [child_name, child] : children_)
     for (auto& [name, value] : child->named_parameters()) out.emplace_back(child_name + "." + name, value);
-  return out;
+  return without_duplicates(std::move(out));
 }
 
 std::vector<Tensor> Module::parameters() const {
@@ -39,7 +54,7 @@ NamedTensors Module::named_buffers() const {
     if (buffer.value.defined()) out.emplace_back(buffer.name, buffer.value);
   for (const auto& [child_name, child] : children_)
     for (auto& [name, value] : child->named_buffers()) out.emplace_back(child_name + "." + name, value);
-  return out;
+  return without_duplicates(std::move(out));
 }
 
 void Module::train(bool on) {
@@ -47,8 +62,11 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
-void Module::zero_grad() {
-  for (Tensor& p : parameters()) p.zero_grad();
+void Module::zero_grad(bool set_to_none) {
+  for (Tensor& p : parameters()) {
+    if (set_to_none) p.zero_grad();
+    else if (Tensor g = p.grad(); g.defined()) g.zero_();
+  }
 }
 
 void Module::collect_state(const std::string& prefix, StateDict& out) const {
@@ -104,7 +122,9 @@ void Module::load_state_dict(const StateDict& given_state, bool strict) {
     if (!unexpected.empty()) message += " unexpected key(s) in state_dict: " + list(unexpected) + ".";
     throw Error(message);
   }
-  // Only now copy, so a refused load leaves the module as it was.
+  // Only now copy, so a refused load leaves the module as it was. Under no_grad, as
+  // PyTorch loads: the copies are writes into parameters, not part of any graph.
+  NoGradGuard no_grad;
   for (StateEntry& entry : own) {
     auto found = given.find(entry.name);
     if (found != given.end()) entry.value.copy_(found->second->value);

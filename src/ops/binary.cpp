@@ -1,6 +1,7 @@
 #include "minidl/ops/binary.hpp"
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/ops/unary.hpp"
 #include "minidl/tensor/error.hpp"
@@ -64,24 +65,24 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = elementwise("mul", a, b, [](float x, float y) { return x * y; });
   const bool need_a = needs_grad({a}), need_b = needs_grad({b});
   // Each side's gradient needs the other side's values.
-  Tensor saved_a = need_b ? a.detach() : Tensor();
-  Tensor saved_b = need_a ? b.detach() : Tensor();
+  SavedTensor saved_a = need_b ? SavedTensor(a) : SavedTensor();
+  SavedTensor saved_b = need_a ? SavedTensor(b) : SavedTensor();
   return record(out, "Mul", {a, b}, [saved_a, saved_b, sa = a.shape(), sb = b.shape()](const Tensor& g) {
-    return std::vector<Tensor>{saved_b.defined() ? sum_to(mul(g, saved_b), sa) : Tensor(),
-                               saved_a.defined() ? sum_to(mul(g, saved_a), sb) : Tensor()};
+    return std::vector<Tensor>{saved_b.defined() ? sum_to(mul(g, saved_b.unpack()), sa) : Tensor(),
+                               saved_a.defined() ? sum_to(mul(g, saved_a.unpack()), sb) : Tensor()};
   });
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = elementwise("div", a, b, [](float x, float y) { return x / y; });
   const bool need_a = needs_grad({a});
-  Tensor saved_out = needs_grad({b}) ? out.detach() : Tensor();
-  Tensor saved_b = needs_grad({a, b}) ? b.detach() : Tensor();
+  SavedTensor saved_out = needs_grad({b}) ? SavedTensor::output(out, "Div") : SavedTensor();
+  SavedTensor saved_b = needs_grad({a, b}) ? SavedTensor(b) : SavedTensor();
   return record(out, "Div", {a, b}, [need_a, saved_out, saved_b, sa = a.shape(), sb = b.shape()](const Tensor& g) {
-    Tensor g_over_b = div(g, saved_b);
+    Tensor g_over_b = div(g, saved_b.unpack());
     Tensor ga = need_a ? sum_to(g_over_b, sa) : Tensor();
     // d(a/b)/db = -a / b^2 = -(g / b) (a / b)
-    Tensor gb = saved_out.defined() ? sum_to(neg(mul(g_over_b, saved_out)), sb) : Tensor();
+    Tensor gb = saved_out.defined() ? sum_to(neg(mul(g_over_b, saved_out.unpack())), sb) : Tensor();
     return std::vector<Tensor>{ga, gb};
   });
 }

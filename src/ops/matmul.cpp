@@ -1,6 +1,7 @@
 #include "minidl/ops/matmul.hpp"
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/column_sums.hpp"
 #include "minidl/kernels/gemm.hpp"
@@ -37,10 +38,12 @@ Tensor matmul_t(const Tensor& a, bool ta, const Tensor& b, bool tb) {
   const Dims d = check_matmul("matmul", a, ta, b, tb);
   Tensor out = Tensor::empty({d.m, d.n});
   kernels::gemm(ta, tb, d.m, d.n, d.k, 1.0f, a.data(), b.data(), 0.0f, out.data());
-  Tensor sa = needs_grad({b}) ? a.detach() : Tensor();
-  Tensor sb = needs_grad({a}) ? b.detach() : Tensor();
-  return record(out, "Mm", {a, b}, [sa, ta, sb, tb](const Tensor& g) -> std::vector<Tensor> {
+  const SavedTensor saved_a = needs_grad({b}) ? SavedTensor(a) : SavedTensor();
+  const SavedTensor saved_b = needs_grad({a}) ? SavedTensor(b) : SavedTensor();
+  return record(out, "Mm", {a, b}, [saved_a, ta, saved_b, tb](const Tensor& g) -> std::vector<Tensor> {
     // C = op(A) op(B): dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed op flips back.
+    const Tensor& sa = saved_a.unpack();
+    const Tensor& sb = saved_b.unpack();
     Tensor ga, gb;
     if (sb.defined()) ga = ta ? matmul_t(sb, tb, g, true) : matmul_t(g, false, sb, !tb);
     if (sa.defined()) gb = tb ? matmul_t(g, true, sa, ta) : matmul_t(sa, !ta, g, false);
@@ -90,13 +93,15 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   for (int64_t i = 0; i < count; ++i)
     kernels::gemm(false, false, n, m, k, 1.0f, a.data() + a_at[size_t(i)], b.data() + b_at[size_t(i)], 0.0f,
                   out.data() + i * n * m);
-  Tensor sa_saved = needs_grad({b}) ? a.detach() : Tensor();
-  Tensor sb_saved = needs_grad({a}) ? b.detach() : Tensor();
+  const SavedTensor saved_a = needs_grad({b}) ? SavedTensor(a) : SavedTensor();
+  const SavedTensor saved_b = needs_grad({a}) ? SavedTensor(b) : SavedTensor();
   return record(out, "Bmm", {a, b},
-                [sa_saved, sb_saved, a_at, b_at, n, k, m, count, batch, a_shape = a.shape(),
+                [saved_a, saved_b, a_at, b_at, n, k, m, count, batch, a_shape = a.shape(),
                  b_shape = b.shape()](const Tensor& g) -> std::vector<Tensor> {
                   // Per batch matrix dA = G B^T, dB = A^T G (sgemm transpose flags), summed over
                   // the batch dims that broadcasting expanded.
+                  const Tensor& sa_saved = saved_a.unpack();
+                  const Tensor& sb_saved = saved_b.unpack();
                   Tensor ga, gb;
                   if (sb_saved.defined()) {
                     Shape full = batch;
@@ -166,10 +171,12 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     beta = 1.0f;
   }
   kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), beta, out.data());
-  Tensor sx = needs_grad({weight}) ? x.detach() : Tensor();
-  Tensor sw = needs_grad({x}) ? weight.detach() : Tensor();
+  const SavedTensor saved_x = needs_grad({weight}) ? SavedTensor(x) : SavedTensor();
+  const SavedTensor saved_w = needs_grad({x}) ? SavedTensor(weight) : SavedTensor();
   const bool want_bias = needs_grad({bias});
-  return record(out, "Linear", {x, weight, bias}, [sx, sw, want_bias, d](const Tensor& g) -> std::vector<Tensor> {
+  return record(out, "Linear", {x, weight, bias}, [saved_x, saved_w, want_bias, d](const Tensor& g) {
+    const Tensor& sx = saved_x.unpack();
+    const Tensor& sw = saved_w.unpack();
     Tensor gx, gw, gb;
     if (sw.defined()) {  // dx (N, in) = g (N, out) W (out, in)
       gx = Tensor::empty({d.m, d.k});
@@ -183,7 +190,7 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       gb = Tensor::empty({d.n});
       kernels::column_sums(g.data(), d.m, d.n, gb.data());
     }
-    return {gx, gw, gb};
+    return std::vector<Tensor>{gx, gw, gb};
   });
 }
 

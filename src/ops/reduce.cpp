@@ -6,6 +6,7 @@
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
@@ -170,8 +171,9 @@ Tensor max(const Tensor& x) {
   for (int64_t i = 1; i < n && top == top; ++i)  // NaN wins, as in PyTorch
     if (p[i] > top || p[i] != p[i]) top = p[i];
   Tensor out = Tensor::scalar(top);
-  Tensor saved = needs_grad({x}) ? x.detach() : Tensor();
-  return record(out, "Max", {x}, [saved, top](const Tensor& g) -> std::vector<Tensor> {
+  const SavedTensor saved_x = needs_grad({x}) ? SavedTensor(x) : SavedTensor();
+  return record(out, "Max", {x}, [saved_x, top](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor& saved = saved_x.unpack();
     // PyTorch shares the gradient evenly between tied maxima.
     const auto is_top = [top](float v) { return v == top || (top != top && v != v); };
     const float* v = saved.data();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 
 namespace minidl {
 
@@ -27,8 +28,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
       const auto log_total = float(std::log(total));
       for (int64_t j = 0; j < n; ++j) o[base + j * inner] = (in[base + j * inner] - top) - log_total;
     }
-  Tensor saved = out.detach();
-  return record(out, "LogSoftmax", {x}, [saved, outer, n, inner](const Tensor& g) -> std::vector<Tensor> {
+  if (!needs_grad({x})) return out;
+  const SavedTensor saved_out = SavedTensor::output(out, "LogSoftmax");
+  return record(out, "LogSoftmax", {x}, [saved_out, outer, n, inner](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor& saved = saved_out.unpack();
     // dx_j = g_j - softmax_j * sum_k g_k
     Tensor gx = Tensor::empty(saved.shape());
     for (int64_t a = 0; a < outer; ++a)

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/kernels/broadcast.hpp"
 #include "minidl/kernels/parallel_for.hpp"
 #include "minidl/kernels/tanh.hpp"
@@ -36,9 +37,10 @@ Tensor zip(const Tensor& a, const Tensor& b, F f) {
 // Records an op whose gradient is g * f(saved) elementwise, `saved` being x or the output.
 template <typename F>
 Tensor with_local_grad(Tensor out, const char* name, const Tensor& x, const Tensor& saved, F dlocal) {
-  Tensor kept = needs_grad({x}) ? saved.detach() : Tensor();
+  if (!needs_grad({x})) return out;
+  const SavedTensor kept = saved.same(out) ? SavedTensor::output(out, name) : SavedTensor(saved);
   return record(out, name, {x}, [kept, dlocal](const Tensor& g) -> std::vector<Tensor> {
-    return {zip(g, kept, [dlocal](float gi, float si) { return gi * dlocal(si); })};
+    return {zip(g, kept.unpack(), [dlocal](float gi, float si) { return gi * dlocal(si); })};
   });
 }
 

@@ -84,6 +84,7 @@ void SGD::step() {
       const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
       update_values(w + begin, dw + begin, b ? b + begin : nullptr, count, update);
     });
+    p.bump_version();  // a graph that saved p must not run its backward on the new values
   }
 }
 

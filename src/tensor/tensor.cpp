@@ -7,6 +7,7 @@
 #include <new>
 #include <span>
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
 
@@ -103,18 +104,55 @@ int64_t flat_index(const Shape& shape, const std::vector<int64_t>& index) {
                     minidl::to_string(shape), " has ", shape.size(), " dimensions"));
   int64_t flat = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (index[d] < 0 || index[d] >= shape[d])
+    const int64_t i = index[d] < 0 ? index[d] + shape[d] : index[d];  // -1 is the last, as in Python
+    if (i < 0 || i >= shape[d])
       throw Error(cat("index ", index[d], " is out of bounds for dimension ", d, " with size ", shape[d],
                       " (shape ", minidl::to_string(shape), ")"));
-    flat = flat * shape[d] + index[d];
+    flat = flat * shape[d] + i;
   }
   return flat;
+}
+
+// PyTorch's rule: a write into a leaf that requires grad would be invisible to its gradient.
+// A write into a view in the graph would reach the view's history but not its base's (that
+// is PyTorch's CopySlices, which minidl lacks): refused rather than a silently wrong gradient.
+void check_writable(const Tensor& t) {
+  if (!t.requires_grad() || !grad_enabled()) return;
+  if (t.is_leaf()) throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
+  if (t.grad_fn()->name == "View")
+    throw Error(
+        "in-place write into a view (from reshape) of a tensor that requires grad: minidl cannot carry it "
+        "into the base tensor's gradient; write into the base, or into a clone() of the view");
+}
+
+// Whether an in-place write to t (from src, if any) joins the graph.
+bool write_joins_graph(const Tensor& t, const Tensor& src) {
+  return (t.requires_grad() || (src.defined() && src.requires_grad())) && grad_enabled();
+}
+
+// After such a write, t's history before it becomes an input of a node for the write
+// (PyTorch's rebase_history), so gradients reach what the new values came from and the old
+// history gets what is left. `backward` maps t's gradient to gradients of {t before, src}.
+void rebase_history(const Tensor& t, const char* op, const Tensor& src, BackwardFn backward) {
+  Tensor before(std::make_shared<TensorImpl>(*t.impl()));  // same storage and grad_fn: the old history
+  record(t, op, {before, src}, std::move(backward));
 }
 }  // namespace
 
 float Tensor::at(const std::vector<int64_t>& index) const { return data()[flat_index(shape(), index)]; }
 
-void Tensor::set(const std::vector<int64_t>& index, float value) { data()[flat_index(shape(), index)] = value; }
+void Tensor::set(const std::vector<int64_t>& index, float value) {
+  const int64_t flat = flat_index(shape(), index);
+  check_writable(*this);
+  data()[flat] = value;
+  bump_version();
+  if (!write_joins_graph(*this, Tensor())) return;
+  rebase_history(*this, "CopySlices", Tensor(), [flat](const Tensor& g) -> std::vector<Tensor> {
+    Tensor rest = g.detach().clone();  // the overwritten element gets no gradient
+    rest.data()[flat] = 0.0f;
+    return {rest, Tensor()};
+  });
+}
 
 float Tensor::item() const {
   if (numel() != 1)
@@ -165,10 +203,25 @@ Tensor Tensor::clone() const {
 void Tensor::copy_(const Tensor& src) {
   if (src.shape() != shape())
     throw Error(cat("copy_: expected a source of shape ", minidl::to_string(shape()), ", got ", minidl::to_string(src.shape())));
+  check_writable(*this);
   std::memmove(data(), src.data(), size_t(numel()) * sizeof(float));
+  bump_version();
+  if (!write_joins_graph(*this, src)) return;
+  rebase_history(*this, "Copy", src, [shape = shape()](const Tensor& g) -> std::vector<Tensor> {
+    return {Tensor::zeros(shape), g};
+  });
 }
 
-void Tensor::fill_(float value) { std::fill_n(data(), numel(), value); }
+void Tensor::fill_(float value) {
+  check_writable(*this);
+  std::fill_n(data(), numel(), value);
+  bump_version();
+  // The old history gets zeros, not nothing: its backward still runs and checks what it saved.
+  if (!write_joins_graph(*this, Tensor())) return;
+  rebase_history(*this, "Fill", Tensor(), [shape = shape()](const Tensor&) -> std::vector<Tensor> {
+    return {Tensor::zeros(shape), Tensor()};
+  });
+}
 
 // ---- autograd ----
 

@@ -40,19 +40,23 @@ class Module {
   /// PyTorch's repr, children indented and named.
   std::string repr() const;
 
+  /// Recursive, dotted names; a tensor reached twice (the same module in two places, tied
+  /// weights) is listed once under its first name, as PyTorch's remove_duplicate=True.
   std::vector<Tensor> parameters() const;
-  NamedTensors named_parameters() const;  // recursive, dotted names
-  NamedTensors named_buffers() const;     // recursive, dotted names
+  NamedTensors named_parameters() const;
+  NamedTensors named_buffers() const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
 
   /// Sets training mode here and in every child.
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
-  /// Drops every parameter's gradient (set_to_none, PyTorch's default).
-  void zero_grad();
+  /// Drops every parameter's gradient (set_to_none, PyTorch 2.x's default), or with
+  /// set_to_none = false fills them with zeros in place (1.13's default).
+  void zero_grad(bool set_to_none = true);
 
   /// Parameters then buffers of each module, then its children's, as PyTorch orders them.
+  /// Unlike parameters(), a shared tensor keeps every name ("0.weight" and "2.weight").
   StateDict state_dict() const;
   /// Copies values in place. strict: a missing or unexpected name is an error; a wrong
   /// shape is always an error. Messages name the entry.

@@ -17,8 +17,9 @@ class Optimizer {
   /// One update from the gradients in each parameter's grad(); parameters without a
   /// gradient are skipped.
   virtual void step() = 0;
-  /// set_to_none (the default, as Module::zero_grad) drops each gradient; otherwise the
-  /// gradients are filled with zeros in place.
+  /// set_to_none (the default, as Module::zero_grad and PyTorch 2.x) drops each gradient,
+  /// so step() skips that parameter; otherwise the gradients are filled with zeros in
+  /// place (PyTorch 1.13's default), and step() still moves it by its momentum.
   void zero_grad(bool set_to_none = true);
   const std::vector<Tensor>& params() const { return params_; }
 

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace minidl {
@@ -17,10 +18,15 @@ class Storage {
   float* data() { return data_; }
   const float* data() const { return data_; }
   size_t size() const { return size_; }
+  /// PyTorch's _version: every in-place write to the buffer bumps it, so a backward can
+  /// tell that a value it saved has changed since (a view or a detach() shares the count).
+  uint32_t version() const { return version_; }
+  void bump_version() { ++version_; }
 
  private:
   float* data_;  // owned; returned to the block cache by the destructor
   size_t size_;
+  uint32_t version_ = 0;
 };
 
 /// Drops the calling thread's cached blocks (tests use it to measure peak memory).

@@ -60,8 +60,10 @@ class Tensor {
   float* data() { return checked().storage->data() + impl_->offset; }
   const float* data() const { return checked().storage->data() + impl_->offset; }
   std::vector<float> to_vector() const;
-  /// Element at a full index; throws naming the index and the shape when out of range.
+  /// Element at a full index; negative entries count from the end as in Python (-1 is
+  /// the last). Throws naming the index, the dim and its size when out of range.
   float at(const std::vector<int64_t>& index) const;
+  /// Writes one element in place (indexed as at()).
   void set(const std::vector<int64_t>& index, float value);
   /// The only element of a one-element tensor.
   float item() const;
@@ -72,9 +74,18 @@ class Tensor {
   Tensor clone() const;
   /// Shares storage, records no graph.
   Tensor detach() const;
-  /// Copies src's values into this tensor in place (shapes must match); no graph.
+  // In-place writes, as PyTorch's: each bumps the storage's version, refuses a leaf that
+  // requires grad while grad mode is on (init and optimizers write under NoGradGuard),
+  // and in grad mode joins the graph: this tensor's old history feeds the write's node.
+  /// Copies src's values into this tensor (shapes must match); the gradient goes to src.
   void copy_(const Tensor& src);
   void fill_(float value);
+  void zero_() { fill_(0.0f); }
+  /// PyTorch's _version: the number of in-place writes to this tensor's storage.
+  uint32_t version() const { return checked().storage->version(); }
+  /// Marks a write made through data() (torch.autograd.graph.increment_version), so a
+  /// backward that saved these values refuses to run on the changed ones.
+  void bump_version() { checked().storage->bump_version(); }
 
   // ---- autograd ----
   bool requires_grad() const;

@@ -1,5 +1,6 @@
 #include "minidl/nn/norm/batch_norm.hpp"
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/nn/python_repr.hpp"
 #include "minidl/ops/norm/batch_norm.hpp"
 #include "minidl/tensor/error.hpp"
@@ -29,6 +30,7 @@ void BatchNormBase::reset_running_stats() {
 }
 
 void BatchNormBase::reset_parameters() {
+  NoGradGuard no_grad;  // an init's in-place writes are not part of any graph
   reset_running_stats();
   if (!options_.affine) return;
   weight.fill_(1.0f);

@@ -1,5 +1,6 @@
 #include "minidl/nn/norm/group_norm.hpp"
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/nn/python_repr.hpp"
 #include "minidl/ops/norm/group_norm.hpp"
 #include "minidl/tensor/error.hpp"
@@ -17,6 +18,7 @@ GroupNorm::GroupNorm(GroupNormOptions options) : options_(options) {
 }
 
 void GroupNorm::reset_parameters() {
+  NoGradGuard no_grad;  // an init's in-place writes are not part of any graph
   if (weight.defined()) weight.fill_(1.0f);
   if (bias.defined()) bias.fill_(0.0f);
 }

@@ -1,5 +1,6 @@
 #include "minidl/nn/norm/rms_norm.hpp"
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/nn/python_repr.hpp"
 #include "minidl/ops/norm/rms_norm.hpp"
 #include "minidl/tensor/error.hpp"
@@ -11,6 +12,7 @@ RMSNorm::RMSNorm(RMSNormOptions options) : options_(std::move(options)) {
 }
 
 void RMSNorm::reset_parameters() {
+  NoGradGuard no_grad;  // an init's in-place writes are not part of any graph
   if (weight.defined()) weight.fill_(1.0f);
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/kernels/norm/channel_norm.hpp"
 #include "minidl/tensor/error.hpp"
 #include "row_norm_op.hpp"
@@ -31,6 +32,8 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
     rm[c] = float((1.0 - momentum) * rm[c] + momentum * mean[c]);
     rv[c] = float((1.0 - momentum) * rv[c] + momentum * v[c] * unbias);
   }
+  rm_handle.bump_version();
+  rv_handle.bump_version();
 }
 
 // An empty batch (N or a position count of 0): PyTorch returns an empty result and leaves
@@ -83,8 +86,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 
   const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});
   if (!want_x && !want_w && !want_b) return out;
-  Tensor saved_x = x.detach();
-  Tensor saved_w = weight.defined() ? weight.detach() : Tensor();
+  const SavedTensor saved_x(x);
+  const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
   return record(out, "NativeBatchNorm", {x, weight, bias},
                 [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
                   Tensor dx = detail::empty_if(want_x, shape);
@@ -92,9 +95,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   Tensor db = detail::empty_if(want_b, channels);
                   Tensor stats_handle = saved_stats;  // read only
                   kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw),
-                                                 detail::data_or_null(db), g.data(), saved_x.data(),
+                                                 detail::data_or_null(db), g.data(), saved_x.unpack().data(),
                                                  detail::stats_rows(stats_handle, true, layout.channels),
-                                                 detail::data_or_null(saved_w), layout, training);
+                                                 detail::data_or_null(saved_w.unpack()), layout, training);
                   return {dx, dw, db};
                 });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::detail {
@@ -47,8 +48,8 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
   Tensor saved_stats = Tensor::empty({layout.centered ? 3 : 1, layout.rows});
   const kernels::NormStats stats = stats_rows(saved_stats, layout.centered, layout.rows);
   kernels::row_norm_forward(out.data(), stats, x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
-  Tensor saved_x = x.detach();
-  Tensor saved_w = weight.defined() ? weight.detach() : Tensor();
+  const SavedTensor saved_x(x);
+  const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
   const Shape affine_shape = weight.defined() ? weight.shape() : bias.defined() ? bias.shape() : Shape{};
   return record(out, name, {x, weight, bias},
                 [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
@@ -56,9 +57,9 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
                   Tensor dw = empty_if(want_w, affine_shape);
                   Tensor db = empty_if(want_b, affine_shape);
                   Tensor stats_handle = saved_stats;  // read only
-                  kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(),
-                                             saved_x.data(), stats_rows(stats_handle, layout.centered, layout.rows),
-                                             data_or_null(saved_w), layout);
+                  kernels::row_norm_backward(
+                      data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), saved_x.unpack().data(),
+                      stats_rows(stats_handle, layout.centered, layout.rows), data_or_null(saved_w.unpack()), layout);
                   return {dx, dw, db};
                 });
 }
