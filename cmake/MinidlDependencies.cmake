@@ -24,6 +24,13 @@ minidl_report_openblas_build("${BLAS_LIBRARIES}")
 find_path(MINIDL_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu aarch64-linux-gnu openblas)
 minidl_require(MINIDL_CBLAS_INCLUDE_DIR "cblas.h (OpenBLAS)" libopenblas-dev)
 
+# SLEEF's vector tanh, the one PyTorch's CPU kernels use (docs/numerics.md).
+include(MinidlSleef)
+if(TARGET minidl::sleef)
+  set(MINIDL_SLEEF_FOUND ON)
+endif()
+minidl_require(MINIDL_SLEEF_FOUND "SLEEF (sleef.h and libsleef)" libsleef-dev)
+
 find_package(OpenMP)
 minidl_require(OpenMP_CXX_FOUND "OpenMP" "g++ libgomp1")
 

@@ -15,4 +15,5 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/minidlConfigVersion
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/minidlConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/minidlConfigVersion.cmake
   ${CMAKE_CURRENT_SOURCE_DIR}/cmake/MinidlOpenBLASOpenMP.cmake
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmake/MinidlSleef.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/minidl)

@@ -190,6 +190,49 @@ def linear_cases(out):
                 lambda: nn.Linear(5, 3, bias=False), (4, 5), randomize=False)
     module_case(out, "linear_batch1", "Linear", {"in_features": 7, "out_features": 2, "bias": True},
                 lambda: nn.Linear(7, 2), (1, 7), randomize=False)
+    # nn.Linear takes (N, *, in) and a single (in) example.
+    module_case(out, "linear_3d", "Linear", {"in_features": 5, "out_features": 3, "bias": True},
+                lambda: nn.Linear(5, 3), (2, 4, 5), randomize=False)
+    module_case(out, "linear_1d", "Linear", {"in_features": 5, "out_features": 3, "bias": False},
+                lambda: nn.Linear(5, 3, bias=False), (5,), randomize=False)
+
+
+def two_input_case(out, name, module, options, fn, a, b):
+    """out = fn(a, b), backward of sum(out * w); records a, b, output, w and both grads."""
+    case = Case(out, name, module, options)
+    a = a.detach().clone().requires_grad_(True)
+    b = b.detach().clone().requires_grad_(True)
+    result = fn(a, b)
+    w = torch.randn(result.shape)
+    (result * w).sum().backward()
+    for key, t in [("a", a), ("b", b), ("output", result), ("grad_output", w), ("a.grad", a.grad),
+                   ("b.grad", b.grad)]:
+        case.add(key, t)
+    case.write()
+
+
+def matmul_cases(out):
+    # torch.matmul's cases: 1-D operands, a batch against one matrix, batches that broadcast.
+    for tag, a_shape, b_shape in [
+        ("vec_mat", (4,), (4, 3)),
+        ("mat_vec", (3, 4), (4,)),
+        ("vec_vec", (5,), (5,)),
+        ("batch_mat", (2, 3, 4), (4, 5)),
+        ("batch_batch", (2, 3, 4), (2, 4, 5)),
+        ("broadcast_batch", (2, 1, 3, 4), (3, 4, 2)),
+        ("vec_batch", (4,), (2, 4, 3)),
+        ("batch_vec", (2, 3, 4), (4,)),
+    ]:
+        torch.manual_seed(zlib.crc32(tag.encode()))
+        a, b = torch.randn(a_shape), torch.randn(b_shape)
+        two_input_case(out, "matmul_" + tag, "matmul", {}, torch.matmul, a, b)
+
+
+def transpose_cases(out):
+    for tag, shape, d0, d1 in [("3d_0_2", (2, 3, 4), 0, 2), ("4d_1_-1", (2, 3, 4, 5), 1, -1), ("3d_-1_-2", (2, 3, 4), -1, -2)]:
+        case = Case(out, "transpose_" + tag, "transpose", {"dim0": d0, "dim1": d1})
+        forward_backward(case, "", lambda x: torch.transpose(x, d0, d1), torch.randn(shape), {})
+        case.write()
 
 
 def log_softmax_cases(out):
@@ -203,6 +246,16 @@ def log_softmax_cases(out):
         case = Case(out, name, "log_softmax", {"dim": dim})
         forward_backward(case, "", lambda x: F.log_softmax(x, dim=dim), torch.randn(shape) * scale + offset, {})
         case.write()
+
+
+def write_cross_entropy_case(case, x, target, weight, ignore_index, reduction, smoothing):
+    case.add("target", target)
+    if weight is not None:
+        case.add("weight", weight)
+    fn = lambda logits: F.cross_entropy(logits, target, weight=weight, ignore_index=ignore_index,
+                                        reduction=reduction, label_smoothing=smoothing)
+    forward_backward(case, "", fn, x, {})
+    case.write()
 
 
 def cross_entropy_cases(out):
@@ -243,13 +296,37 @@ def cross_entropy_cases(out):
             target[target == ignore_index] = (ignore_index + 1) % c  # only the chosen rows are ignored
         target[torch.randperm(n)[:n_ignored]] = ignore_index
         weight = torch.rand(c) + 0.5 if use_weight else None
-        case.add("target", target)
-        if weight is not None:
-            case.add("weight", weight)
-        fn = lambda logits: F.cross_entropy(logits, target, weight=weight, ignore_index=ignore_index,
-                                            reduction=reduction, label_smoothing=smoothing)
-        forward_backward(case, "", fn, x, {})
-        case.write()
+        write_cross_entropy_case(case, x, target, weight, ignore_index, reduction, smoothing)
+
+
+def cross_entropy_nd_cases(out):
+    """(N, C, d1, ...) logits with (N, d1, ...) class indices, and class-probability targets."""
+    cases = [
+        # name, logits shape, probabilities?, reduction, weight?, ignore_index, label_smoothing
+        ("spatial_mean", (2, 4, 3), False, "mean", False, -100, 0.0),
+        ("spatial_none", (2, 4, 3, 2), False, "none", False, -100, 0.0),
+        ("spatial_weight_ignore_smoothing_mean", (2, 4, 3), False, "mean", True, 1, 0.2),
+        ("probs_mean", (3, 4), True, "mean", False, -100, 0.0),
+        ("probs_weight_smoothing_sum", (3, 4), True, "sum", True, -100, 0.3),
+        ("probs_spatial_weight_none", (2, 4, 3), True, "none", True, -100, 0.0),
+        ("probs_spatial_smoothing_mean", (2, 4, 3), True, "mean", False, -100, 0.1),
+        ("probs_unbatched_weight_mean", (4,), True, "mean", True, -100, 0.0),
+    ]
+    for tag, shape, probabilities, reduction, use_weight, ignore_index, smoothing in cases:
+        name = "cross_entropy_" + tag
+        options = {"reduction": reduction, "weight": use_weight, "ignore_index": ignore_index,
+                   "label_smoothing": smoothing}
+        case = Case(out, name, "cross_entropy_nd", options)
+        x = 2.0 * torch.randn(shape)
+        c = shape[1] if len(shape) > 1 else shape[0]
+        if probabilities:
+            target = torch.softmax(torch.randn(shape), dim=1 if len(shape) > 1 else 0)
+        else:
+            target = torch.randint(0, c, (shape[0],) + shape[2:])
+            if ignore_index != -100:
+                target.view(-1)[0] = ignore_index
+        weight = torch.rand(c) + 0.5 if use_weight else None
+        write_cross_entropy_case(case, x, target, weight, ignore_index, reduction, smoothing)
 
 
 # ----------------------------------------------------------------------------- norm layers
@@ -595,7 +672,8 @@ def main():
         return
     os.makedirs(args.out, exist_ok=True)
     if args.only != "lesson":
-        for make in (elementwise_cases, linear_cases, log_softmax_cases, cross_entropy_cases, batchnorm_cases,
+        for make in (elementwise_cases, linear_cases, matmul_cases, transpose_cases, log_softmax_cases, cross_entropy_cases, cross_entropy_nd_cases,
+                     batchnorm_cases,
                      layernorm_cases, rmsnorm_cases, groupnorm_cases, sgd_cases):
             make(args.out)
     if args.only != "layers":

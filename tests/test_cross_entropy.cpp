@@ -291,6 +291,24 @@ TEST_CASE("cross_entropy with every target ignored: mean is NaN, gradient zero, 
   CHECK(cross_entropy(logits, targets, {.reduction = Reduction::Sum}).item() == 0.0f);
 }
 
+TEST_CASE("cross_entropy with total weight 0: mean is NaN with NaN gradients, as PyTorch", "[loss]") {
+  // PyTorch's nll term is 0 / 0 here; the smoothing term alone would be positive / 0 = inf.
+  const CrossEntropyOptions mean{.weight = Tensor::from_vector({1, 0, 1}), .label_smoothing = 0.5};
+  Tensor x = Tensor::from_vector({0, 1, 2}, {1, 3}).requires_grad_();
+  Tensor loss = cross_entropy(x, Tensor::from_vector({1}), mean);
+  CHECK(std::isnan(loss.item()));
+  loss.backward();
+  for (float g : x.grad().to_vector()) CHECK(std::isnan(g));
+  // Sum does not divide: PyTorch 1.13 gives 0.4692 and these gradients.
+  CrossEntropyOptions sum = mean;
+  sum.reduction = Reduction::Sum;
+  Tensor y = Tensor::from_vector({0, 1, 2}, {1, 3}).requires_grad_();
+  Tensor total = cross_entropy(y, Tensor::from_vector({1}), sum);
+  CHECK(total.item() == Approx(0.4692019820213318).epsilon(1e-6));
+  total.backward();
+  check_close(y.grad(), {-0.1366564780473709f, 0.08157616853713989f, 0.05508033558726311f}, 1e-6, 1e-5);
+}
+
 TEST_CASE("CrossEntropyLoss holds its options", "[loss]") {
   nn::CrossEntropyLoss criterion({.weight = sample_weight(), .reduction = Reduction::Sum});
   check_close(criterion(sample_logits(), sample_targets()), {2.857694f}, 1e-6, 1e-6);  // the table's weighted sum
@@ -319,9 +337,13 @@ TEST_CASE("cross_entropy shape and option errors name the shapes and values", "[
   REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::from_vector({1, 2})),
                       Catch::Contains("expected targets of shape [3]") && Catch::Contains("logits of shape [3, 4]") &&
                           Catch::Contains("got [2]"));
-  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::zeros({3, 4})), Catch::Contains("got [3, 4]"));
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::zeros({4, 3})), Catch::Contains("got [4, 3]"));
   REQUIRE_THROWS_WITH(cross_entropy(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
-                      Catch::Contains("expected logits of shape [N, C] or [C], got [2, 3, 4]"));
+                      Catch::Contains("expected targets of shape [2, 4]") && Catch::Contains("got [2]"));
+  REQUIRE_THROWS_WITH(cross_entropy(Tensor::scalar(1), Tensor::scalar(0)),
+                      Catch::Contains("expected logits of shape [N, C, *] or [C], got []"));
+  REQUIRE_THROWS_WITH(cross_entropy(logits, Tensor::zeros({3, 4}), {.weight = Tensor::ones({3})}),
+                      Catch::Contains("expected weight of shape [4]"));
   REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.weight = Tensor::ones({3})}),
                       Catch::Contains("expected weight of shape [4]") && Catch::Contains("got [3]"));
   REQUIRE_THROWS_WITH(cross_entropy(logits, sample_targets(), {.label_smoothing = 1.5}),
@@ -417,4 +439,36 @@ TEST_CASE("CrossEntropyLoss is a module: forward is cross_entropy, a weight is i
   CHECK_THROWS_WITH(criterion.forward(input),
                     "CrossEntropyLoss: expected forward(logits, targets), got forward(input) with input of shape "
                     "[4, 3] and no targets");
+}
+
+TEST_CASE("cross_entropy on (N, C, d1, ...) logits and on class probabilities matches PyTorch", "[loss][fixtures]") {
+  // scripts/make_fixtures.py, cross_entropy_nd_cases.
+  const auto fixtures = minidl::testing::fixtures_of("cross_entropy_nd");
+  CHECK(fixtures.size() == 8);
+  for (const minidl::testing::Fixture& fx : fixtures) {
+    const nlohmann::json& o = fx.options();
+    const std::string reduction = o.at("reduction");
+    CrossEntropyOptions options{.weight = o.at("weight").get<bool>() ? fx["weight"] : Tensor(),
+                                .ignore_index = o.at("ignore_index"),
+                                .reduction = reduction == "mean"  ? Reduction::Mean
+                                             : reduction == "sum" ? Reduction::Sum
+                                                                  : Reduction::None,
+                                .label_smoothing = o.at("label_smoothing")};
+    minidl::testing::check_call(fx, "", [&](const Tensor& x) { return cross_entropy(x, fx["target"], options); });
+  }
+}
+
+TEST_CASE("cross_entropy on (N, C, d) logits and class probabilities: gradients by finite differences", "[loss]") {
+  Generator gen(41);
+  using Inputs = const std::vector<Tensor>&;
+  Tensor indices = Tensor::randint(0, 4, {2, 3}, gen);
+  Tensor probabilities = exp(log_softmax(Tensor::randn({2, 4, 3}, gen), 1));
+  for (Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    const CrossEntropyOptions options{
+        .weight = Tensor::from_vector({0.5f, 1, 2, 1.5f}), .reduction = reduction, .label_smoothing = 0.2};
+    check_gradients([&](Inputs in) { return cross_entropy(in[0], indices, options); },
+                    {Tensor::randn({2, 4, 3}, gen)});
+    check_gradients([&](Inputs in) { return cross_entropy(in[0], probabilities, options); },
+                    {Tensor::randn({2, 4, 3}, gen)});
+  }
 }

@@ -125,7 +125,8 @@ TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]"
     bool bias;
   };
   for (const Spec& spec :
-       {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false}, Spec{"linear_batch1", 7, 2, true}}) {
+       {Spec{"linear_bias", 5, 3, true}, Spec{"linear_nobias", 5, 3, false}, Spec{"linear_batch1", 7, 2, true},
+        Spec{"linear_3d", 5, 3, true}, Spec{"linear_1d", 5, 3, false}}) {
     INFO(spec.name);
     minidl::testing::Fixture f(spec.name);
     nn::Linear layer(nn::LinearOptions(spec.in, spec.out).bias(spec.bias));

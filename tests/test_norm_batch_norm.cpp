@@ -232,6 +232,62 @@ TEST_CASE("BatchNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][batc
               1e-4, 1e-5);  // |dx| up to ~40
 }
 
+TEST_CASE("composite BatchNorm centres exactly: mean 1e4, std 1e-2", "[norm][batch_norm]") {
+  // Half an ulp of 1e4 (4.9e-4) is 5% of the spread: x - float(mean) would show it.
+  Tensor x = random_normal({64, 4}, 63, 1e4f, 1e-2f);
+  Tensor running_mean = Tensor::zeros({4}), running_var = Tensor::ones({4});
+  Tensor y = composite::batch_norm(x, running_mean, running_var, Tensor(), Tensor(), true, 1.0, 1e-5);
+  auto m = minidl::testing::channel_moments_reference(x);
+  check_close(y, minidl::testing::channel_normalize_reference(x, m.mean, m.biased_var, 1e-5, Tensor(), Tensor()), 1e-5,
+              1e-5);
+  std::vector<float> unbiased(m.unbiased_var.begin(), m.unbiased_var.end());
+  check_close(running_var, unbiased, 0, 1e-6);
+}
+
+TEST_CASE("BatchNorm on an empty batch returns an empty tensor and counts the batch, as PyTorch",
+          "[norm][batch_norm]") {
+  // PyTorch 1.13: an empty result, running statistics untouched, num_batches_tracked 1,
+  // zero gradients for weight and bias.
+  for (Shape shape : {Shape{0, 3}, Shape{0, 3, 4}, Shape{2, 3, 0}}) {
+    INFO("shape " << to_string(shape));
+    nn::BatchNorm1d bn(3);
+    Tensor x = Tensor::zeros(shape).requires_grad_();
+    Tensor y = bn(x);
+    CHECK(y.shape() == shape);
+    check_close(bn.running_mean, {0, 0, 0}, 0, 0);
+    check_close(bn.running_var, {1, 1, 1}, 0, 0);
+    CHECK(bn.num_batches_tracked.item() == 1.0f);
+    sum(y).backward();
+    CHECK(x.grad().shape() == shape);
+    check_close(bn.weight.grad(), {0, 0, 0}, 0, 0);
+    check_close(bn.bias.grad(), {0, 0, 0}, 0, 0);
+    bn.eval();
+    CHECK(bn(Tensor::zeros(shape)).shape() == shape);
+  }
+  nn::BatchNorm1d untracked(nn::BatchNormOptions{.num_features = 3, .track_running_stats = false});
+  CHECK(untracked(Tensor::zeros({0, 3})).shape() == Shape{0, 3});
+}
+
+TEST_CASE("BatchNorm loads a state without num_batches_tracked as 0, strict too, as PyTorch", "[norm][batch_norm]") {
+  auto bn_ptr = std::make_shared<nn::BatchNorm1d>(3);
+  nn::Sequential net(std::make_shared<nn::Linear>(3, 3), bn_ptr);
+  Generator gen(3);
+  net(Tensor::randn({4, 3}, gen));
+  net(Tensor::randn({4, 3}, gen));
+  nn::BatchNorm1d& bn = *bn_ptr;
+  REQUIRE(bn.num_batches_tracked.item() == 2.0f);
+  nn::StateDict state;
+  for (const nn::StateEntry& entry : net.state_dict())
+    if (entry.name != "1.num_batches_tracked") state.push_back({entry.name, entry.value.clone(), entry.dtype});
+  net.load_state_dict(state, /*strict=*/true);
+  CHECK(bn.num_batches_tracked.item() == 0.0f);
+  // Only that key: a missing running_var is still an error.
+  nn::StateDict no_var;
+  for (const nn::StateEntry& entry : state)
+    if (entry.name != "1.running_var") no_var.push_back(entry);
+  REQUIRE_THROWS_WITH(net.load_state_dict(no_var), Catch::Contains("missing key(s) in state_dict: \"1.running_var\""));
+}
+
 TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
   nn::BatchNorm1d bn(64);
   REQUIRE_THROWS_WITH(bn(Tensor::zeros({8, 32})),

@@ -104,6 +104,21 @@ TEST_CASE("GroupNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][grou
   check_close(nn::GroupNorm(2, 4)(x), group_norm_reference(x, 2, 1e-5, Tensor(), Tensor()), 1e-5, 1e-5);
 }
 
+TEST_CASE("GroupNorm refuses one value per group, as PyTorch", "[norm][group_norm]") {
+  // F.group_norm checks (N * C / G) * positions > 1 in training and eval alike and names
+  // [N * C / G, G, positions...].
+  REQUIRE_THROWS_WITH(nn::GroupNorm(4, 4)(Tensor::zeros({1, 4})),
+                      Catch::Contains("Expected more than 1 value per channel when training, got input size [1, 4]"));
+  nn::GroupNorm eval_mode(4, 4);
+  eval_mode.eval();
+  REQUIRE_THROWS_WITH(eval_mode(Tensor::zeros({1, 4, 1})), Catch::Contains("got input size [1, 4, 1]"));
+  REQUIRE_THROWS_WITH(group_norm(Tensor::zeros({1, 4}), 4, Tensor(), Tensor()),
+                      Catch::Contains("Expected more than 1 value per channel when training"));
+  CHECK(nn::GroupNorm(2, 4)(Tensor::from_vector({1, 2, 3, 5}, {1, 4})).shape() == Shape{1, 4});
+  CHECK(nn::GroupNorm(4, 4)(Tensor::zeros({2, 4})).shape() == Shape{2, 4});
+  CHECK(nn::GroupNorm(4, 4)(Tensor::zeros({0, 4})).shape() == Shape{0, 4});
+}
+
 TEST_CASE("GroupNorm errors name what was expected", "[norm][group_norm]") {
   REQUIRE_THROWS_WITH(nn::GroupNorm(4, 6), Catch::Contains("num_channels must be divisible by num_groups") &&
                                                Catch::Contains("num_channels=6") && Catch::Contains("num_groups=4"));

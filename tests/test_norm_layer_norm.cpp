@@ -129,6 +129,15 @@ TEST_CASE("LayerNorm normalizes inputs with mean 1e4 and std 1e-1", "[norm][laye
               1e-4, 1e-5);  // |dx| up to ~40
 }
 
+TEST_CASE("composite LayerNorm and GroupNorm centre exactly: mean 1e4, std 1e-2", "[norm][layer_norm]") {
+  // Half an ulp of 1e4 (4.9e-4) is 5% of the spread: x - float(mean) would show it.
+  Tensor x = random_normal({4, 64}, 93, 1e4f, 1e-2f);
+  check_close(composite::layer_norm(x, {64}, Tensor(), Tensor()),
+              minidl::testing::row_normalize_reference(x, 64, true, 1e-5, Tensor(), Tensor()), 1e-5, 1e-5);
+  check_close(composite::group_norm(x.reshape({2, 2, 64}), 2, Tensor(), Tensor()).reshape({4, 64}),
+              minidl::testing::row_normalize_reference(x, 64, true, 1e-5, Tensor(), Tensor()), 1e-5, 1e-5);
+}
+
 TEST_CASE("LayerNorm errors name what was expected", "[norm][layer_norm]") {
   nn::LayerNorm ln(64);
   REQUIRE_THROWS_WITH(ln(Tensor::zeros({8, 32})),

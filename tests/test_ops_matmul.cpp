@@ -1,6 +1,7 @@
 // matmul, matmul_t (the four transpose combinations), linear, and the gemm kernel.
 #include "kernels/gemm.hpp"
 #include "support/check.hpp"
+#include "support/fixture.hpp"
 
 using namespace minidl;
 using Catch::Contains;
@@ -70,7 +71,9 @@ TEST_CASE("matmul and linear shape errors name both shapes", "[ops]") {
                       Contains("matmul: shapes [2, 3] and [4, 5] cannot be multiplied (2x3 and 4x5)"));
   REQUIRE_THROWS_WITH(matmul_t(a, true, Tensor::zeros({3, 5}), false),
                       Contains("shapes [2, 3]^T and [3, 5] cannot be multiplied (3x2 and 3x5)"));
-  REQUIRE_THROWS_WITH(matmul(a, Tensor::zeros({3})), Contains("expected two 2-D tensors, got shapes [2, 3] and [3]"));
+  REQUIRE_THROWS_WITH(matmul_t(a, false, Tensor::zeros({3}), false),
+                      Contains("expected two 2-D tensors, got shapes [2, 3] and [3]"));
+  CHECK(matmul(a, Tensor::zeros({3})).shape() == Shape{2});  // torch.matmul's matrix x vector
   REQUIRE_THROWS_WITH(linear(a, Tensor::zeros({4, 2}), Tensor()),
                       Contains("linear: shapes [2, 3] and [4, 2]^T cannot be multiplied (2x3 and 2x4)"));
   REQUIRE_THROWS_WITH(linear(a, Tensor::zeros({4, 3}), Tensor::zeros({3})),
@@ -106,4 +109,56 @@ TEST_CASE("linear computes only the gradients that are needed", "[ops][autograd]
   CHECK_FALSE(x.grad().defined());
   check_close(b.grad(), {4, 4}, 0, 0);
   check_close(w.grad(), sum(x, {0}, true).reshape({1, 3}) * Tensor::ones({2, 3}), 1e-6, 1e-6);
+}
+
+TEST_CASE("matmul matches PyTorch's torch.matmul: 1-D operands, batches, broadcast batch dims", "[ops][fixtures]") {
+  // scripts/make_fixtures.py, matmul_cases: out = torch.matmul(a, b), gradients of sum(out * w).
+  const auto fixtures = minidl::testing::fixtures_of("matmul");
+  CHECK(fixtures.size() == 8);
+  for (const minidl::testing::Fixture& fx : fixtures) {
+    INFO(fx.name());
+    Tensor a = fx["a"].clone().requires_grad_(), b = fx["b"].clone().requires_grad_();
+    Tensor out = matmul(a, b);
+    check_close(out, fx["output"], 1e-5, 1e-5);
+    out.backward(fx["grad_output"]);
+    check_close(a.grad(), fx["a.grad"], 1e-5, 1e-5);
+    check_close(b.grad(), fx["b.grad"], 1e-5, 1e-5);
+  }
+}
+
+TEST_CASE("matmul of 1-D and batched operands: gradients by finite differences, errors", "[ops][autograd]") {
+  Generator gen(31);
+  using Inputs = const std::vector<Tensor>&;
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{4}, {4, 3}},       {{3, 4}, {4}},          {{5}, {5}},
+      {{2, 3, 4}, {4, 2}}, {{2, 3, 4}, {2, 4, 2}}, {{2, 1, 3, 4}, {3, 4, 2}},
+      {{4}, {2, 4, 3}},    {{2, 3, 4}, {4}},       {{3, 4}, {2, 4, 2}}};
+  for (const auto& [sa, sb] : cases) {
+    INFO(to_string(sa) << " x " << to_string(sb));
+    check_gradients([](Inputs in) { return matmul(in[0], in[1]); }, {Tensor::randn(sa, gen), Tensor::randn(sb, gen)});
+  }
+  CHECK(matmul(Tensor::zeros({2, 1, 3, 4}), Tensor::zeros({3, 4, 2})).shape() == Shape{2, 3, 3, 2});
+  CHECK(matmul(Tensor::zeros({5}), Tensor::zeros({5})).dim() == 0);
+  REQUIRE_THROWS_WITH(matmul(Tensor::zeros({2, 3, 4}), Tensor::zeros({3, 4, 2})),
+                      Catch::Contains("shapes [2, 3, 4] and [3, 4, 2] cannot be multiplied"));
+  REQUIRE_THROWS_WITH(matmul(Tensor::zeros({4}), Tensor::zeros({3})),
+                      Catch::Contains("shapes [4] and [3] cannot be multiplied"));
+  REQUIRE_THROWS_WITH(matmul(Tensor::scalar(1), Tensor::zeros({3})), Catch::Contains("at least 1 dimension"));
+  REQUIRE_THROWS_WITH(matmul(Tensor::zeros({2, 3, 4}), Tensor::zeros({5, 2})),
+                      Catch::Contains("shapes [2, 3, 4] and [5, 2] cannot be multiplied"));
+}
+
+TEST_CASE("linear takes inputs of any rank (N, *, in) and a single (in) example", "[ops][autograd]") {
+  Generator gen(32);
+  using Inputs = const std::vector<Tensor>&;
+  for (const Shape& shape : {Shape{5}, Shape{2, 5}, Shape{2, 3, 5}, Shape{2, 1, 3, 5}}) {
+    INFO(to_string(shape));
+    Tensor x = Tensor::randn(shape, gen), w = Tensor::randn({4, 5}, gen), b = Tensor::randn({4}, gen);
+    Shape expected = shape;
+    expected.back() = 4;
+    CHECK(linear(x, w, b).shape() == expected);
+    check_gradients([](Inputs in) { return linear(in[0], in[1], in[2]); }, {x, w, b});
+  }
+  REQUIRE_THROWS_WITH(linear(Tensor::zeros({2, 3, 4}), Tensor::zeros({4, 5}), Tensor()),
+                      Catch::Contains("got [2, 3, 4]"));
 }

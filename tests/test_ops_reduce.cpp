@@ -82,6 +82,26 @@ TEST_CASE("var is two-pass: a large mean with a small spread", "[ops]") {
   CHECK(var(x, {0}, 1).item() == Approx(ss / 999).epsilon(1e-3));
 }
 
+TEST_CASE("var centres exactly: mean 1e4, std 1e-2, within 1e-6 of double", "[ops]") {
+  // The deviations are 1e-6 of the mean: centring on the mean rounded to float (half an
+  // ulp of 1e4 is 4.9e-4) puts var 1e-3 off; PyTorch float32 is 3e-8 off here.
+  Generator gen(5);
+  Tensor x = Tensor::randn({4, 64}, gen, 1e4f, 1e-2f);
+  for (int64_t correction : {0, 1}) {
+    Tensor v = var(x, {1}, correction);
+    for (int64_t r = 0; r < 4; ++r) {
+      const float* row = x.data() + r * 64;
+      double m = 0, ss = 0;
+      for (int64_t j = 0; j < 64; ++j) m += row[j];
+      m /= 64;
+      for (int64_t j = 0; j < 64; ++j) ss += (row[j] - m) * (row[j] - m);
+      const double expected = ss / double(64 - correction);
+      INFO("row " << r << " correction " << correction);
+      CHECK(std::abs(v.data()[r] - expected) <= 1e-6 * expected);
+    }
+  }
+}
+
 TEST_CASE("max and argmax along a dim and over everything", "[ops]") {
   Tensor x = Tensor::from_vector({3, 7, 7, 1, 9, 2, -4, -1, -8}, {3, 3});
   check_close(max(x, 1), {7, 9, -1}, 0, 0);
@@ -113,6 +133,51 @@ TEST_CASE("bad dims name the valid range", "[ops]") {
   REQUIRE_THROWS_WITH(log_softmax(x, 2), Contains("but got 2"));
   REQUIRE_THROWS_WITH(sum(x, {1, -1}), Contains("dim 1 appears multiple times in the list of dims [1, -1]"));
   REQUIRE_THROWS_WITH(sum(Tensor::scalar(1.0f), {1}), Contains("expected to be in range of [-1, 0], but got 1"));
+  // A scalar's dims 0 and -1 are the same dim, as in PyTorch.
+  REQUIRE_THROWS_WITH(sum(Tensor::scalar(2.5f), {0, -1}), Contains("dim 0 appears multiple times in the list of dims"));
+  REQUIRE_THROWS_WITH(mean(Tensor::scalar(2.5f), {0, 0}), Contains("dim 0 appears multiple times in the list of dims"));
+  REQUIRE_THROWS_WITH(var(Tensor::scalar(2.5f), {-1, 0}), Contains("dim 0 appears multiple times in the list of dims"));
+  REQUIRE_THROWS_WITH(var(x, {0, 1, -2}), Contains("dim 0 appears multiple times in the list of dims"));
+  CHECK(sum(Tensor::scalar(2.5f), {-1}).item() == 2.5f);
+}
+
+TEST_CASE("var where n <= correction: values and gradients as PyTorch 1.13", "[ops][autograd]") {
+  // var divides by max(0, n - correction): 0 / 0 is NaN, a positive sum over 0 is inf. The
+  // gradient is 2 (x - mean) / (n - correction) with the undivided n - correction, except
+  // for a full reduction (of a scalar, or over every dim) with n == correction: inf * grad.
+  auto value_and_grad = [](Tensor x, const Axes& axes, int64_t correction, float g = 1.0f) {
+    x.requires_grad_(true);
+    Tensor v = var(x, axes, correction);
+    v.backward(Tensor::full(v.shape(), g));
+    return std::pair{v.to_vector(), x.grad().to_vector()};
+  };
+  auto [v0, g0] = value_and_grad(Tensor::scalar(2), {}, 0);
+  CHECK(v0[0] == 0.0f);
+  CHECK(g0[0] == 0.0f);
+  auto [v1, g1] = value_and_grad(Tensor::scalar(2), {}, 1);
+  CHECK(std::isnan(v1[0]));
+  CHECK(g1[0] == INFINITY);
+  auto [v1n, g1n] = value_and_grad(Tensor::scalar(2), {}, 1, -3.0f);
+  CHECK(g1n[0] == -INFINITY);
+  auto [v2, g2] = value_and_grad(Tensor::scalar(2), {}, 2);
+  CHECK(std::isnan(v2[0]));
+  CHECK(g2[0] == 0.0f);
+  CHECK(std::signbit(g2[0]));  // -2 * 0
+  auto [vd, gd] = value_and_grad(Tensor::scalar(2), {0}, 1);
+  CHECK(gd[0] == INFINITY);
+  auto [va, ga] = value_and_grad(Tensor::from_vector({1, 2, 3, 5}, {2, 2}), {}, 4);
+  CHECK(va[0] == INFINITY);
+  CHECK(ga == std::vector<float>(4, INFINITY));
+  // Explicit dims of a non-scalar: 2 / (n - correction) times the deviations.
+  auto [ve, ge] = value_and_grad(Tensor::from_vector({2}), {0}, 1);
+  CHECK(std::isnan(ve[0]));
+  CHECK(std::isnan(ge[0]));  // inf * 0
+  auto [vf, gf] = value_and_grad(Tensor::from_vector({2, 3}), {0}, 2);
+  CHECK(vf[0] == INFINITY);
+  CHECK(gf == std::vector<float>{-INFINITY, INFINITY});
+  auto [vg, gg] = value_and_grad(Tensor::from_vector({2, 3}), {0}, 3);
+  CHECK(vg[0] == INFINITY);
+  CHECK(gg == std::vector<float>{1, -1});  // 2 / -1 * (-0.5, 0.5)
 }
 
 TEST_CASE("gradients of reductions by finite differences", "[ops][autograd]") {

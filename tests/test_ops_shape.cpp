@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "support/check.hpp"
+#include "support/fixture.hpp"
 
 using namespace minidl;
 using Catch::Contains;
@@ -72,4 +73,23 @@ TEST_CASE("select_rows adds the gradients of repeated rows", "[ops][autograd]") 
   Tensor w = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {3, 2});
   sum(mul(select_rows(x, {2, 0, 2}), w)).backward();
   check_close(x.grad(), {3, 4, 0, 0, 6, 8}, 0, 0);
+}
+
+TEST_CASE("transpose of any two dims matches PyTorch's torch.transpose", "[ops][fixtures]") {
+  const auto fixtures = minidl::testing::fixtures_of("transpose");
+  CHECK(fixtures.size() == 3);
+  for (const minidl::testing::Fixture& fx : fixtures) {
+    const int64_t d0 = fx.options().at("dim0"), d1 = fx.options().at("dim1");
+    minidl::testing::check_call(fx, "", [&](const Tensor& x) { return transpose(x, d0, d1); });
+  }
+  Tensor cube = Tensor::arange(24).reshape({2, 3, 4});
+  Tensor t = transpose(cube, 0, -1);
+  CHECK(t.shape() == Shape{4, 3, 2});
+  CHECK(t.at({3, 1, 0}) == cube.at({0, 1, 3}));
+  CHECK(transpose(cube, 1, 1).to_vector() == cube.to_vector());
+  CHECK(transpose(Tensor::scalar(2), 0, -1).item() == 2.0f);
+  REQUIRE_THROWS_WITH(transpose(cube, 0, 3), Contains("expected to be in range of [-3, 2], but got 3"));
+  Generator gen(33);
+  check_gradients([](const std::vector<Tensor>& in) { return transpose(in[0], 1, -1); },
+                  {Tensor::randn({2, 3, 4}, gen)});
 }

@@ -133,8 +133,13 @@ TEST_CASE("load_safetensors names the file and what is wrong with a corrupt one"
   check(make_file(good_header.substr(0, 20), floats({1, 2})), "not valid JSON");
   check(make_file("[1,2]", ""), "the header is not a JSON object");
   check(make_file(R"({"w":3})", ""), "entry \"w\": expected an object");
-  check(make_file(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", floats({1})),
-        "entry \"w\": unsupported dtype \"F16\"");
+  check(make_file(R"({"w":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}})", floats({1, 2})),
+        "entry \"w\": unsupported dtype \"I32\"");
+  // An empty tensor may share an offset, not sit inside another tensor's bytes.
+  check(make_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
+                  R"("b":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
+                  floats({1, 2, 3})),
+        "entries \"a\" and \"b\" overlap");
   check(make_file(R"({"w":{"shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "the field \"dtype\" is missing");
   check(make_file(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", floats({1, 2})), "not a size");
   check(
@@ -161,6 +166,47 @@ TEST_CASE("load_safetensors names the file and what is wrong with a corrupt one"
 
   const std::string missing = dir.file("absent.safetensors");
   REQUIRE_THROWS_WITH(io::load_safetensors(missing), Catch::Contains(missing) && Catch::Contains("cannot open"));
+}
+
+TEST_CASE("load_safetensors takes empty tensors that share an offset", "[io]") {
+  // What the safetensors library writes for an empty tensor saved beside others.
+  for (const char* header : {R"({"b":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},)"
+                             R"("a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})",
+                             R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
+                             R"("b":{"dtype":"F32","shape":[0],"data_offsets":[12,12]},)"
+                             R"("c":{"dtype":"I64","shape":[2,0],"data_offsets":[12,12]}})"}) {
+    INFO(header);
+    nn::StateDict state = io::parse_safetensors(make_file(header, floats({1, 2, 3})), "mem");
+    for (const nn::StateEntry& entry : state) {
+      if (entry.name == "a") CHECK(entry.value.to_vector() == std::vector<float>{1, 2, 3});
+      else CHECK(entry.value.numel() == 0);
+    }
+    CHECK(state.size() >= 2);
+  }
+}
+
+TEST_CASE("load_safetensors reads F64, F16 and BF16 entries as float32", "[io]") {
+  // model.double() saves F64; half precision checkpoints F16 or BF16.
+  const double doubles[] = {1.5, -2.25, 0.1, 1e300};
+  std::string data(reinterpret_cast<const char*>(doubles), sizeof(doubles));
+  const uint16_t halves[] = {0x3c00, 0xc000, 0x3555, 0x0001};  // 1, -2, 0.33325, 2^-24
+  data.append(reinterpret_cast<const char*>(halves), sizeof(halves));
+  const uint16_t brains[] = {0x3f80, 0xc040, 0x7f80};  // 1, -3, inf
+  data.append(reinterpret_cast<const char*>(brains), sizeof(brains));
+  data.append(2, '\0');  // one more BF16 value, 0
+  const std::string header = R"({"d":{"dtype":"F64","shape":[2,2],"data_offsets":[0,32]},)"
+                             R"("h":{"dtype":"F16","shape":[4],"data_offsets":[32,40]},)"
+                             R"("b":{"dtype":"BF16","shape":[3],"data_offsets":[40,46]},)"
+                             R"("pad":{"dtype":"BF16","shape":[1],"data_offsets":[46,48]}})";
+  nn::StateDict state = io::parse_safetensors(make_file(header, data), "mem");
+  REQUIRE(state.size() == 4);
+  CHECK(state[0].name == "d");
+  CHECK(state[0].dtype == nn::DType::F32);
+  CHECK(state[0].value.shape() == Shape{2, 2});
+  CHECK(state[0].value.to_vector() == std::vector<float>{1.5f, -2.25f, 0.1f, INFINITY});
+  CHECK(state[1].value.to_vector() == std::vector<float>{1.0f, -2.0f, 0.333251953125f, 0x1p-24f});
+  CHECK(state[2].value.to_vector() == std::vector<float>{1.0f, -3.0f, INFINITY});
+  CHECK(state[3].value.to_vector() == std::vector<float>{0.0f});
 }
 
 TEST_CASE("load_safetensors refuses a checkpoint cut short", "[io]") {

@@ -42,7 +42,13 @@ TEST_CASE("arange counts like torch.arange", "[tensor]") {
   check_close(Tensor::arange(1.0f, 2.0f, 0.25f), {1.0f, 1.25f, 1.5f, 1.75f}, 0, 0);
   check_close(Tensor::arange(3.0f, 0.0f, -1.0f), {3, 2, 1}, 0, 0);
   CHECK(Tensor::arange(0.0f, 1.0f, 0.3f).numel() == 4);  // 0, 0.3, 0.6, 0.9
-  CHECK(Tensor::arange(2.0f, 1.0f).numel() == 0);
+  CHECK(Tensor::arange(1.0f, 1.0f).numel() == 0);
+  // PyTorch refuses a step that moves away from the end instead of returning nothing.
+  REQUIRE_THROWS_WITH(Tensor::arange(1.0f, 0.0f, 1.0f),
+                      Contains("upper bound and larger bound inconsistent with step sign"));
+  REQUIRE_THROWS_WITH(Tensor::arange(0.0f, 1.0f, -1.0f),
+                      Contains("upper bound and larger bound inconsistent with step sign"));
+  REQUIRE_THROWS_WITH(Tensor::arange(2.0f, 1.0f), Contains("upper bound and larger bound inconsistent with step sign"));
   REQUIRE_THROWS_WITH(Tensor::arange(0.0f, 1.0f, 0.0f), Contains("step must be nonzero"));
 }
 

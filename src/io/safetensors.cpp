@@ -26,8 +26,7 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 // The safetensors library refuses headers above 100 MB; so do we, before allocating.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-const char* dtype_name(DType dtype) { return dtype == DType::I64 ? "I64" : "F32"; }
-size_t dtype_size(DType dtype) { return dtype == DType::I64 ? 8 : 4; }
+const char* dtype_name(nn::DType dtype) { return dtype == nn::DType::I64 ? "I64" : "F32"; }
 
 void append_bytes(std::string& out, const void* data, size_t size) { out.append(static_cast<const char*>(data), size); }
 
@@ -102,9 +101,13 @@ class Reader {
   }
 
  private:
+  // How an entry's values are stored in the file; all but I64 load as float32 entries.
+  enum class Stored { F32, I64, F64, F16, BF16 };
+  static size_t stored_size(Stored s) { return s == Stored::I64 || s == Stored::F64 ? 8 : s == Stored::F32 ? 4 : 2; }
+
   struct Slot {
     std::string name;
-    DType dtype;
+    Stored stored;
     Shape shape;
     uint64_t begin, end;
   };
@@ -137,10 +140,15 @@ class Reader {
     if (!info.is_object()) bad("expected an object with dtype, shape and data_offsets");
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!info.contains(key)) bad(cat("the field \"", key, "\" is missing"));
-    Slot slot{name, DType::F32, {}, 0, 0};
+    Slot slot{name, Stored::F32, {}, 0, 0};
     const json& dtype = info["dtype"];
-    if (dtype == "I64") slot.dtype = DType::I64;
-    else if (dtype != "F32") bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32 and I64)"));
+    const std::pair<const char*, Stored> known[] = {
+        {"F32", Stored::F32}, {"I64", Stored::I64}, {"F64", Stored::F64}, {"F16", Stored::F16}, {"BF16", Stored::BF16}};
+    const auto found =
+        std::find_if(std::begin(known), std::end(known), [&](const auto& k) { return dtype == k.first; });
+    if (found == std::end(known))
+      bad(cat("unsupported dtype ", dtype.dump(), " (minidl reads F32, I64, and F64, F16, BF16 as float32)"));
+    slot.stored = found->second;
     const json& shape = info["shape"];
     if (!shape.is_array()) bad(cat("the shape ", shape.dump(), " is not a list of sizes"));
     // The product of the non-zero sizes must fit int64 even when a 0 makes the tensor empty:
@@ -156,7 +164,7 @@ class Reader {
       slot.shape.push_back(int64_t(s));
     }
     uint64_t bytes = 0;
-    if (__builtin_mul_overflow(numel, dtype_size(slot.dtype), &bytes))
+    if (__builtin_mul_overflow(numel, stored_size(slot.stored), &bytes))
       bad(cat("the shape ", shape.dump(), " is absurdly large"));
     const json& offsets = info["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
@@ -174,8 +182,11 @@ class Reader {
   }
 
   // The tensors must tile the data exactly: no overlaps, no holes, nothing after the end.
+  // Sorted by begin, then end, an empty tensor sharing its offset with the next comes first
+  // and covers nothing (as the safetensors library orders them); inside another it overlaps.
   void check_layout(std::vector<Slot>& slots) const {
-    std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.begin < b.begin; });
+    std::sort(slots.begin(), slots.end(),
+              [](const Slot& a, const Slot& b) { return std::pair(a.begin, a.end) < std::pair(b.begin, b.end); });
     uint64_t covered = 0;
     const Slot* previous = nullptr;
     for (const Slot& slot : slots) {
@@ -198,19 +209,39 @@ class Reader {
       Tensor value = Tensor::empty(slot.shape);
       bytes.resize(slot.end - slot.begin);
       read_bytes(bytes.data(), bytes.size());
-      if (slot.dtype == DType::F32) {
+      if (slot.stored == Stored::F32) {
         // An empty tensor has no storage: memcpy must not see its null pointer (UB).
         if (!bytes.empty()) std::memcpy(value.data(), bytes.data(), bytes.size());
       } else {
-        for (int64_t i = 0; i < value.numel(); ++i) {
-          int64_t v = 0;
-          std::memcpy(&v, bytes.data() + i * 8, 8);
-          value.data()[i] = float(v);
-        }
+        for (int64_t i = 0; i < value.numel(); ++i)
+          value.data()[i] = to_float(slot.stored, bytes.data() + i * stored_size(slot.stored));
       }
-      state.push_back({slot.name, value, slot.dtype});
+      state.push_back({slot.name, value, slot.stored == Stored::I64 ? nn::DType::I64 : nn::DType::F32});
     }
     return state;
+  }
+
+  // One stored value as float32 (rounded to nearest: F64 past float's range becomes inf).
+  static float to_float(Stored stored, const char* at) {
+    switch (stored) {
+      case Stored::I64:
+        return float(load<int64_t>(at));
+      case Stored::F64:
+        return float(load<double>(at));
+      case Stored::F16:
+        return float(std::bit_cast<_Float16>(load<uint16_t>(at)));
+      case Stored::BF16:
+        return std::bit_cast<float>(uint32_t(load<uint16_t>(at)) << 16);  // bfloat16 is float's top half
+      case Stored::F32:
+        return load<float>(at);
+    }
+    return 0.0f;
+  }
+  template <typename T>
+  static T load(const char* at) {
+    T v;
+    std::memcpy(&v, at, sizeof(T));
+    return v;
   }
 
   std::string path_;

@@ -43,6 +43,27 @@ void broadcast_binary(const float* a, const Shape& a_shape, const float* b, cons
   }
 }
 
+/// Calls f(i, o) for every flat index i of a contiguous `in_shape` tensor, with o the flat
+/// index of the `kept_shape` element (same rank, 1 along reduced dims) it reduces into.
+template <typename F>
+void for_each_reduced(const Shape& in_shape, const Shape& kept_shape, F f) {
+  const int64_t count = numel(in_shape);
+  if (count == 0) return;
+  const Shape so = broadcast_strides(kept_shape, in_shape);
+  const int64_t rank = int64_t(in_shape.size());
+  Shape index(size_t(rank), 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    f(i, o);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      o += so[size_t(d)];
+      if (++index[size_t(d)] < in_shape[size_t(d)]) break;
+      o -= so[size_t(d)] * in_shape[size_t(d)];
+      index[size_t(d)] = 0;
+    }
+  }
+}
+
 /// out = sum of `in` over the dims where `kept_shape` (same rank as in_shape) is 1 and
 /// in_shape is not. Accumulates in double.
 void sum_to_shape(const float* in, const Shape& in_shape, float* out, const Shape& kept_shape);

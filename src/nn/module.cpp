@@ -87,7 +87,14 @@ StateDict Module::state_dict() const {
   return out;
 }
 
-void Module::load_state_dict(const StateDict& state, bool strict) {
+void Module::fill_missing_states(const std::string& prefix, StateDict& state) const {
+  fill_missing_state(prefix, state);
+  for (const auto& [child_name, child] : children_) child->fill_missing_states(prefix + child_name + ".", state);
+}
+
+void Module::load_state_dict(const StateDict& given_state, bool strict) {
+  StateDict state = given_state;  // shares the tensors; only entries a module fills in are new
+  fill_missing_states("", state);
   StateDict own = state_dict();
   std::map<std::string, const StateEntry*> given;
   for (const StateEntry& entry : state) given[entry.name] = &entry;

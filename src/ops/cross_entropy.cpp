@@ -7,6 +7,11 @@
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
 #include "minidl/autograd/node.hpp"
+#include "minidl/ops/binary.hpp"
+#include "minidl/ops/reduce.hpp"
+#include "minidl/ops/shape_ops.hpp"
+#include "minidl/ops/softmax.hpp"
+#include "minidl/ops/unary.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl {
@@ -41,7 +46,7 @@ std::string describe_target(float v) { return std::isfinite(v) && std::abs(v) < 
 // Checks the shapes and options; fills n, c, weights.
 Problem check_inputs(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
   if (logits.dim() != 1 && logits.dim() != 2)
-    throw Error(cat("cross_entropy: expected logits of shape [N, C] or [C], got ", to_string(logits.shape())));
+    throw Error(cat("cross_entropy: expected logits of shape [N, C, *] or [C], got ", to_string(logits.shape())));
   const bool batched = logits.dim() == 2;
   Problem p;
   p.n = batched ? logits.size(0) : 1;
@@ -149,9 +154,56 @@ void cross_entropy_backward(const double* probs, const Problem& p, const double*
   });
 }
 
+// Class-probability targets, the shape of the logits (C), (N, C) or (N, C, d1, ...): from
+// primitives, loss = -sum_c w_c t_c log_softmax(x)_c with t = (1 - s) t + s / C; the mean
+// divides by the number of examples (N d1 ...), never by the weights, as PyTorch.
+Tensor cross_entropy_probabilities(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  const int64_t class_dim = logits.dim() == 1 ? 0 : 1, c = logits.size(class_dim);
+  if (options.weight.defined() && options.weight.shape() != Shape{c})
+    throw Error(cat("cross_entropy: expected weight of shape [", c, "] (one per class) for logits of shape ",
+                    to_string(logits.shape()), ", got ", to_string(options.weight.shape())));
+  const double s = options.label_smoothing;
+  if (!(s >= 0.0 && s <= 1.0)) throw Error(cat("cross_entropy: label_smoothing must be between 0.0 and 1.0, got ", s));
+  Tensor t = s > 0.0 ? targets * float(1.0 - s) + float(s / double(c)) : targets;
+  Tensor terms = log_softmax(logits, class_dim) * t;  // (N, C, *)
+  if (options.weight.defined()) {
+    Shape along(size_t(logits.dim()), 1);  // the weights along the class dim
+    along[size_t(class_dim)] = c;
+    terms = terms * options.weight.reshape(along);
+  }
+  Tensor loss = -sum(terms, {class_dim});  // (N, *)
+  switch (options.reduction) {
+    case Reduction::None:
+      return loss;
+    case Reduction::Sum:
+      return sum(loss);
+    case Reduction::Mean:
+      return mean(loss);
+  }
+  return loss;
+}
+
+// Logits (N, C, d1, ...) with targets (N, d1, ...): the classes moved last, (N d1 ..., C),
+// through the fused loss, and a per-example loss shaped like the targets again.
+Tensor cross_entropy_spatial(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  const int64_t n = logits.size(0), c = logits.size(1), positions = n * c == 0 ? 0 : logits.numel() / (n * c);
+  Shape expected{n};
+  expected.insert(expected.end(), logits.shape().begin() + 2, logits.shape().end());
+  if (targets.shape() != expected)
+    throw Error(cat("cross_entropy: expected targets of shape ", to_string(expected),
+                    " (class indices) or of the logits' shape (class probabilities) for logits of shape ",
+                    to_string(logits.shape()), ", got ", to_string(targets.shape())));
+  Tensor rows = transpose(logits.reshape({n, c, positions}), 1, 2).reshape({n * positions, c});
+  Tensor loss = cross_entropy(rows, targets.reshape({n * positions}), options);
+  return options.reduction == Reduction::None ? loss.reshape(expected) : loss;
+}
+
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  if (logits.dim() >= 1 && targets.shape() == logits.shape())
+    return cross_entropy_probabilities(logits, targets, options);
+  if (logits.dim() > 2) return cross_entropy_spatial(logits, targets, options);
   auto problem = std::make_shared<Problem>(check_inputs(logits, targets, options));
   Problem& p = *problem;
   read_classes(targets, options.ignore_index, p);
@@ -175,7 +227,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   } else {
     double total = 0.0;  // summed in a fixed order: the same bits whatever the thread count
     for (double v : loss) total += v;
-    out = Tensor::scalar(float(reduction == Reduction::Mean ? total / divisor : total));
+    // Total weight 0: PyTorch's mean is NaN (its nll term is 0 / 0), whatever the smoothing adds.
+    const double mean = divisor == 0.0 ? NAN : total / divisor;
+    out = Tensor::scalar(float(reduction == Reduction::Mean ? mean : total));
   }
 
   return record(out, "CrossEntropyLoss", {logits},
@@ -184,7 +238,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
                   std::vector<double> scale(size_t(p.n));  // (N) dL/dloss_i
                   for (int64_t i = 0; i < p.n; ++i) {
                     const double gi = reduction == Reduction::None ? g.data()[i] : g.data()[0];
-                    scale[size_t(i)] = reduction == Reduction::Mean ? gi / divisor : gi;
+                    // Total weight 0: NaN for every counted row, as PyTorch's -w_t / total_weight.
+                    const double mean_scale = divisor == 0.0 ? NAN : gi / divisor;
+                    scale[size_t(i)] = reduction == Reduction::Mean ? mean_scale : gi;
                   }
                   Tensor dx = Tensor::empty(shape);
                   cross_entropy_backward(probs->data(), p, scale.data(), dx.data());

@@ -1,6 +1,7 @@
 #include "minidl/ops/reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 
 #include "kernels/broadcast.hpp"
@@ -15,13 +16,15 @@ namespace {
 
 // The reduced dims as a mask; empty axes means every dim.
 std::vector<bool> reduced_mask(const Tensor& x, const Axes& axes) {
-  std::vector<bool> mask(size_t(x.dim()), axes.empty());
+  // A scalar accepts dim 0 or -1, the same dim, and stays as it is.
+  std::vector<bool> seen(size_t(std::max<int64_t>(x.dim(), 1)), false);
   for (int64_t axis : axes) {
-    int64_t d = normalize_dim(axis, x.dim());
-    if (x.dim() == 0) continue;  // a scalar accepts dim 0 or -1 and stays as it is
-    if (mask[size_t(d)]) throw Error(cat("dim ", d, " appears multiple times in the list of dims ", to_string(axes)));
-    mask[size_t(d)] = true;
+    const int64_t d = std::max<int64_t>(normalize_dim(axis, x.dim()), 0);
+    if (seen[size_t(d)]) throw Error(cat("dim ", d, " appears multiple times in the list of dims ", to_string(axes)));
+    seen[size_t(d)] = true;
   }
+  std::vector<bool> mask(size_t(x.dim()), axes.empty());
+  for (size_t d = 0; d < mask.size(); ++d) mask[d] = mask[d] || seen[d];
   return mask;
 }
 
@@ -103,22 +106,36 @@ Tensor mean(const Tensor& x, const Axes& axes, bool keepdim) {
 
 Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) {
   Reduction r = plan(x, axes, keepdim);
-  // Two passes: the mean first, then squared deviations from it (never E[x^2] - E[x]^2).
-  Tensor centered;
-  {
-    NoGradGuard no_grad;
-    centered = sub(x, mean(x, axes, true));
-  }
-  const double divisor = std::max<double>(0.0, double(r.count - correction));
+  // Two passes in double: the exact mean first, then squared deviations from it. Centring
+  // on the mean rounded to float (never mind E[x^2] - E[x]^2) loses the spread when the
+  // mean is large against it.
+  const float* px = x.data();
+  std::vector<double> mu(size_t(numel(r.kept)), 0.0), squares(mu.size(), 0.0);
+  kernels::for_each_reduced(x.shape(), r.kept, [&](int64_t i, int64_t o) { mu[size_t(o)] += px[i]; });
+  for (double& m : mu) m /= double(r.count);
+  Tensor centered = Tensor::empty(x.shape());  // x - mean, for the backward
+  float* pc = centered.data();
+  kernels::for_each_reduced(x.shape(), r.kept, [&](int64_t i, int64_t o) {
+    const double c = px[i] - mu[size_t(o)];
+    squares[size_t(o)] += c * c;
+    pc[i] = float(c);
+  });
+  const double dof = double(r.count - correction);
+  const double divisor = std::max(0.0, dof);  // 0 / 0 is NaN, more over 0 is inf, as PyTorch
   Tensor out = Tensor::empty(r.result);
-  Tensor squares = mul(centered, centered);
-  kernels::sum_to_shape(squares.data(), squares.shape(), out.data(), r.kept);
-  for (float& v : std::span(out.data(), size_t(out.numel()))) v = float(double(v) / divisor);
-  return record(out, "Var", {x}, [centered, kept = r.kept, divisor](const Tensor& g) -> std::vector<Tensor> {
+  for (size_t o = 0; o < squares.size(); ++o) out.data()[o] = float(squares[o] / divisor);
+  const bool full = x.dim() == 0 || axes.empty();
+  return record(out, "Var", {x}, [centered, kept = r.kept, dof, full](const Tensor& g) -> std::vector<Tensor> {
     // d var / dx = 2 (x - mean) / (n - correction); the mean's own dependence on x
-    // contributes sum(x - mean) = 0.
+    // contributes sum(x - mean) = 0. PyTorch divides by the unclamped n - correction, and
+    // gives inf * grad for a full reduction with n == correction: so do we.
     Tensor gx = Tensor::empty(centered.shape());
-    const auto scale = float(2.0 / divisor);
+    if (full && dof == 0.0) {
+      const float gi = g.data()[0] * INFINITY;
+      std::fill_n(gx.data(), gx.numel(), gi);
+      return {gx};
+    }
+    const auto scale = float(2.0 / dof);
     kernels::broadcast_binary(g.data(), kept, centered.data(), centered.shape(), gx.data(), centered.shape(),
                               [scale](float gi, float c) { return gi * c * scale; });
     return {gx};

@@ -18,6 +18,33 @@ Tensor transpose(const Tensor& x) {
   return record(out, "Transpose", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
 }
 
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  const int64_t a = std::max<int64_t>(normalize_dim(d0, x.dim()), 0),
+                b = std::max<int64_t>(normalize_dim(d1, x.dim()), 0);
+  if (a == b) return x.clone();
+  Shape shape = x.shape();
+  std::swap(shape[size_t(a)], shape[size_t(b)]);
+  Tensor out = Tensor::empty(shape);
+  // Walk the output in order; the input index moves by x's stride of the output's dim.
+  Shape in_strides = contiguous_strides(x.shape());
+  std::swap(in_strides[size_t(a)], in_strides[size_t(b)]);
+  const int64_t rank = x.dim(), count = out.numel();
+  Shape index(size_t(rank), 0);
+  const float* in = x.data();
+  float* o = out.data();
+  int64_t offset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    o[i] = in[offset];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += in_strides[size_t(d)];
+      if (++index[size_t(d)] < shape[size_t(d)]) break;
+      offset -= in_strides[size_t(d)] * shape[size_t(d)];
+      index[size_t(d)] = 0;
+    }
+  }
+  return record(out, "Transpose", {x}, [a, b](const Tensor& g) -> std::vector<Tensor> { return {transpose(g, a, b)}; });
+}
+
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
   if (x.dim() < 1) throw Error("select_rows: expected a tensor with at least one dimension, got a scalar");
   const int64_t rows = x.size(0);

@@ -44,6 +44,9 @@ Tensor Tensor::scalar(float value) { return full({}, value); }
 
 Tensor Tensor::arange(float start, float end, float step) {
   if (step == 0.0f) throw Error("arange: step must be nonzero, got 0");
+  if ((step > 0.0f && end < start) || (step < 0.0f && end > start))  // PyTorch's message
+    throw Error(cat("arange: upper bound and larger bound inconsistent with step sign (start ", start, ", end ", end,
+                    ", step ", step, ")"));
   double span = (double(end) - double(start)) / double(step);
   auto count = int64_t(std::max(0.0, std::ceil(span)));
   Tensor t = empty({count});

@@ -21,6 +21,10 @@ void save_safetensors(const std::string& path, const nn::StateDict& state);
 /// JSON, an unknown dtype, offsets out of range, overlapping or leaving holes, a shape that
 /// does not match its bytes) throws UsageError naming the file and what is wrong; nothing
 /// is allocated beyond the file's size. Entries come in the order of their data.
+/// F32 and I64 entries load as they are; F64 (what PyTorch's model.double() saves), F16
+/// and BF16 entries are converted to float32 (rounded to nearest; F64 values beyond
+/// float's range become inf) and come back as F32 entries. Empty tensors may share their
+/// offset with the next entry, as the safetensors library writes them.
 nn::StateDict load_safetensors(const std::string& path);
 /// load_safetensors on a file's bytes in memory; `name` stands for the file in messages.
 nn::StateDict parse_safetensors(std::string_view bytes, const std::string& name);

@@ -70,6 +70,9 @@ class Module {
   /// Registers a parameter (it is made to require grad) and returns it.
   Tensor register_parameter(const std::string& name, Tensor value);
   Tensor register_buffer(const std::string& name, Tensor value, DType dtype = DType::F32);
+  /// Adds what this module accepts as missing to a state about to be loaded (BatchNorm's
+  /// num_batches_tracked, as PyTorch's _load_from_state_dict); `prefix` names this module.
+  virtual void fill_missing_state(const std::string& /*prefix*/, StateDict& /*state*/) const {}
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     children_.emplace_back(name, module);
@@ -83,6 +86,7 @@ class Module {
     DType dtype;
   };
   void collect_state(const std::string& prefix, StateDict& out) const;
+  void fill_missing_states(const std::string& prefix, StateDict& state) const;
 
   bool training_ = true;
   NamedTensors parameters_;

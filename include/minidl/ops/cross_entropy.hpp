@@ -27,6 +27,10 @@ struct CrossEntropyOptions {
 /// (NaN when every target is ignored, as in PyTorch). Only the logits get a gradient.
 /// A target that is not an integer, or out of [0, C) and not ignore_index, is an error
 /// naming it, its position and C.
+/// Logits (N, C, d1, ...) take targets (N, d1, ...): each position is an example (None
+/// gives the targets' shape). Targets of the logits' own shape are class probabilities:
+///   loss_i = -sum_c w_c t'_ic log p_ic,   t' = (1 - s) t + s / C,
+/// ignore_index does not apply, and Mean divides by the number of examples (N d1 ...).
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
 
 }  // namespace minidl

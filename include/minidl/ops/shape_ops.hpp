@@ -9,6 +9,9 @@ namespace minidl {
 Tensor reshape(const Tensor& x, const Shape& shape);
 /// Transpose of a matrix (a copy: minidl tensors are contiguous).
 Tensor transpose(const Tensor& x);
+/// x with dims d0 and d1 swapped (negative dims count from the end), as torch.transpose;
+/// a copy, since minidl tensors are contiguous. A rank-0 or rank-1 tensor accepts 0 / -1.
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
 /// Rows x[indices[0]], x[indices[1]], ... along dim 0 (mini-batches); differentiable.
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices);
 

@@ -37,7 +37,8 @@ class Tensor {
   static Tensor ones(Shape shape);
   static Tensor full(Shape shape, float value);
   static Tensor scalar(float value);  // rank 0
-  /// start, start + step, ... below end (like torch.arange).
+  /// start, start + step, ... below end (like torch.arange); a step that moves away from
+  /// end is an error, as in PyTorch.
   static Tensor arange(float start, float end, float step = 1.0f);
   static Tensor arange(int64_t end) { return arange(0.0f, float(end)); }
   /// Copies values; their count must equal numel(shape).

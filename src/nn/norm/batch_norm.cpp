@@ -47,14 +47,24 @@ Tensor BatchNormBase::forward(const Tensor& input) {
   const bool update = is_training() && options_.track_running_stats;
   double factor = options_.momentum.value_or(0.0);
   if (update) {
-    if (input.numel() / options_.num_features <= 1)  // refuse before counting the batch
-      throw Error(
-          cat("Expected more than 1 value per channel when training, got input size ", to_string(input.shape())));
+    if (input.numel() / options_.num_features == 1)  // refuse before counting the batch (an empty one counts)
+      throw Error(cat("Expected more than 1 value per channel when training, got input size ",
+                      to_string(input.shape())));
     num_batches_tracked.data()[0] += 1.0f;
     if (!options_.momentum) factor = 1.0 / double(num_batches_tracked.data()[0]);
   }
   const bool batch_stats = is_training() || !options_.track_running_stats;
   return batch_norm(input, running_mean, running_var, weight, bias, batch_stats, factor, options_.eps);
+}
+
+void BatchNormBase::fill_missing_state(const std::string& prefix, StateDict& state) const {
+  // PyTorch's _load_from_state_dict: a state without num_batches_tracked (saved before the
+  // buffer existed, or without its metadata) loads as 0, strict or not.
+  if (!options_.track_running_stats) return;
+  const std::string name = prefix + "num_batches_tracked";
+  for (const StateEntry& entry : state)
+    if (entry.name == name) return;
+  state.push_back({name, Tensor::scalar(0.0f), DType::I64});
 }
 
 std::string BatchNormBase::extra_repr() const {

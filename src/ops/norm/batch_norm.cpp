@@ -36,6 +36,16 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
   rv_handle.bump_version();
 }
 
+// An empty batch (N or a position count of 0): PyTorch returns an empty result and leaves
+// the running statistics as they are; weight and bias get zero gradients.
+Tensor empty_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t channels) {
+  return record(Tensor::empty(x.shape()), "NativeBatchNorm", {x, weight, bias},
+                [shape = x.shape(), channels, w = weight.defined(), b = bias.defined()](const Tensor&) {
+                  return std::vector<Tensor>{Tensor::empty(shape), w ? Tensor::zeros({channels}) : Tensor(),
+                                             b ? Tensor::zeros({channels}) : Tensor()};
+                });
+}
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
@@ -48,10 +58,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   detail::check_affine("batch_norm", "bias", bias, channels, x);
   if (running_mean.defined() != running_var.defined())
     throw Error("batch_norm: running_mean and running_var must be given together");
-  if (training && layout.per_channel() <= 1)
+  if (training && layout.per_channel() == 1)
     throw Error(cat("Expected more than 1 value per channel when training, got input size ", to_string(x.shape())));
   if (!training && !running_mean.defined())
     throw Error("batch_norm: running_mean and running_var are required when not training");
+  if (x.numel() == 0) return empty_batch_norm(x, weight, bias, layout.channels);
 
   // (3, C): mean, mean_rest, rstd; the forward's statistics, saved for the backward
   Tensor saved_stats = Tensor::empty({3, layout.channels});

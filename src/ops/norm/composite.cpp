@@ -24,6 +24,19 @@ Tensor per_channel(const Tensor& t, int64_t rank) {
   return t.reshape(shape);
 }
 
+// x - mean(x) over axes, centred exactly: x minus its float-rounded mean is exact for values
+// near the mean, and the mean of what is left is small, so its own rounding is too. The
+// shift is a constant, so the gradient is that of x - mean(x).
+Tensor center(const Tensor& x, const Axes& axes) {
+  Tensor shift;
+  {
+    NoGradGuard no_grad;
+    shift = mean(x, axes, /*keepdim=*/true);
+  }
+  Tensor shifted = x - shift;
+  return shifted - mean(shifted, axes, /*keepdim=*/true);
+}
+
 Tensor affine(Tensor y, const Tensor& weight, const Tensor& bias) {
   if (weight.defined()) y = y * weight;
   if (bias.defined()) y = y + bias;
@@ -35,7 +48,7 @@ Tensor affine(Tensor y, const Tensor& weight, const Tensor& bias) {
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
   const Axes axes = last_axes(x.dim(), int64_t(normalized_shape.size()));
-  Tensor centered = x - mean(x, axes, /*keepdim=*/true);
+  Tensor centered = center(x, axes);
   Tensor rstd = rsqrt(var(x, axes, /*correction=*/0, /*keepdim=*/true) + float(eps));
   return affine(centered * rstd, weight, bias);
 }
@@ -58,22 +71,22 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& bias, bool training, double momentum, double eps) {
   Axes axes{0};  // every dim but the channels
   for (int64_t d = 2; d < x.dim(); ++d) axes.push_back(d);
-  Tensor mu, variance;  // (1, C, 1, ...)
+  Tensor centered, variance;  // (N, C, *) and (1, C, 1, ...)
   if (training) {
-    mu = mean(x, axes, true);
+    centered = center(x, axes);
     variance = var(x, axes, /*correction=*/0, true);
     if (running_mean.defined()) {
       NoGradGuard no_grad;
       const float m = float(momentum);
       Tensor unbiased = var(x, axes, /*correction=*/1, false);
-      Tensor(running_mean).copy_(running_mean * (1.0f - m) + mu.reshape({-1}) * m);
+      Tensor(running_mean).copy_(running_mean * (1.0f - m) + mean(x, axes) * m);
       Tensor(running_var).copy_(running_var * (1.0f - m) + unbiased * m);
     }
   } else {
-    mu = per_channel(running_mean, x.dim()).detach();
+    centered = x - per_channel(running_mean, x.dim()).detach();
     variance = per_channel(running_var, x.dim()).detach();
   }
-  Tensor normalized = (x - mu) * rsqrt(variance + float(eps));
+  Tensor normalized = centered * rsqrt(variance + float(eps));
   return affine(normalized, weight.defined() ? per_channel(weight, x.dim()) : Tensor(),
                 bias.defined() ? per_channel(bias, x.dim()) : Tensor());
 }

@@ -16,6 +16,11 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   detail::check_affine("group_norm", "weight", weight, {c}, x);
   detail::check_affine("group_norm", "bias", bias, {c}, x);
   const int64_t inner = n * c == 0 ? 0 : x.numel() / (n * c);  // positions per channel
+  if (n * (c / num_groups) * inner == 1) {                     // F.group_norm's check, in training and eval alike
+    Shape grouped{n * c / num_groups, num_groups};
+    grouped.insert(grouped.end(), x.shape().begin() + 2, x.shape().end());
+    throw Error(cat("Expected more than 1 value per channel when training, got input size ", to_string(grouped)));
+  }
   const kernels::RowNormLayout layout{
       .rows = n * num_groups, .channels = c / num_groups, .inner = inner, .groups = num_groups};
   return detail::row_norm("NativeGroupNorm", x, weight, bias, layout, eps);

@@ -39,6 +39,7 @@ class BatchNormBase : public Module {
   explicit BatchNormBase(BatchNormOptions options);
   /// Throws naming the accepted ranks unless input's rank is one of them.
   virtual void check_input_dim(const Tensor& input) const = 0;
+  void fill_missing_state(const std::string& prefix, StateDict& state) const override;
 
  private:
   BatchNormOptions options_;
