@@ -15,9 +15,9 @@ using minidl::testing::slurp;
 namespace {
 
 struct BadInput {
-  std::string what;                         // the case, for the report
-  std::vector<std::string> args;            // options after --quiet and the output options
-  std::vector<std::string> message;         // each must appear in the single stderr line
+  std::string what;                                      // the case, for the report
+  std::vector<std::string> args;                         // options after --quiet and the output options
+  std::vector<std::string> message;                      // each must appear in the single stderr line
   std::function<void(DigitsScratch&)> break_files = {};  // corrupts the scratch data first
   int exit_code = 2;
 };
@@ -77,7 +77,8 @@ std::vector<BadInput> bad_inputs() {
       {"zero depth", {"--depth", "0"}, {"depth", "got 0"}},
       {"negative width", {"--width", "-1"}, {"width", "got -1"}},
       {"zero groups", {"--norm", "group", "--groups", "0"}, {"groups", "got 0"}},
-      {"groups not dividing width", {"--norm", "group", "--width", "60", "--groups", "8"},
+      {"groups not dividing width",
+       {"--norm", "group", "--width", "60", "--groups", "8"},
        {"groups 8 does not divide width 60"}},
       {"zero threads", {"--threads", "0"}, {"--threads", "got 0"}},
       {"zero jobs", {"--jobs", "0"}, {"--jobs", "got 0"}},
@@ -95,57 +96,95 @@ std::vector<BadInput> bad_inputs() {
       {"empty seed in a list", {"--seeds", "0,,2"}, {"--seeds \"0,,2\": \"\" is not a seed"}},
       {"seed repeated", {"--seeds", "0-4,3"}, {"--seeds \"0-4,3\": seed 3 is listed twice"}},
       {"too many seeds", {"--seeds", "0-5000"}, {"--seeds \"0-5000\": more than 1000 seeds"}},
-      {"BatchNorm alone with a last batch of one", {"--norm", "batch", "--seeds", "0", "--batch-size", "2"},
+      {"BatchNorm alone with a last batch of one",
+       {"--norm", "batch", "--seeds", "0", "--batch-size", "2"},
        {"run \"batch\" (BatchNorm1d, seed 0) refused: batch size 2 on the 1437-example training split leaves a last "
-        "batch of one example", "pass --drop-last or choose another batch size"}},
-      {"BatchNorm alone at batch size 1", {"--norm", "batch", "--seeds", "0", "--batch-size", "1", "--drop-last"},
+        "batch of one example",
+        "pass --drop-last or choose another batch size"}},
+      {"BatchNorm alone at batch size 1",
+       {"--norm", "batch", "--seeds", "0", "--batch-size", "1", "--drop-last"},
        {"run \"batch\" (BatchNorm1d, seed 0) refused: batch size 1 puts one example in every batch"}},
       {"missing option value", {"--epochs"}, {"epochs"}},
-      {"missing data dir", {"--data", "/nonexistent/minidl-data"}, {"/nonexistent/minidl-data/digits.csv", "cannot open"}},
-      {"val curves in a missing directory", {"--val-curves", "/nonexistent/dir/v.csv"},
+      {"missing data dir",
+       {"--data", "/nonexistent/minidl-data"},
+       {"/nonexistent/minidl-data/digits.csv", "cannot open"}},
+      {"val curves in a missing directory",
+       {"--val-curves", "/nonexistent/dir/v.csv"},
        {"--val-curves /nonexistent/dir/v.csv: the directory /nonexistent/dir does not exist"}},
-      {"csv missing field", {}, {"digits.csv, line 5, column 7", "missing value"},
+      {"csv missing field",
+       {},
+       {"digits.csv, line 5, column 7", "missing value"},
        [](DigitsScratch& s) { break_csv(s, 5, 7, ""); }},
-      {"csv not a number", {}, {"digits.csv, line 9, column 12", "\"x1\" is not a number"},
+      {"csv not a number",
+       {},
+       {"digits.csv, line 9, column 12", "\"x1\" is not a number"},
        [](DigitsScratch& s) { break_csv(s, 9, 12, "x1"); }},
-      {"csv pixel out of range", {}, {"digits.csv, line 3, column 64", "pixel value 17 is outside 0..16"},
+      {"csv pixel out of range",
+       {},
+       {"digits.csv, line 3, column 64", "pixel value 17 is outside 0..16"},
        [](DigitsScratch& s) { break_csv(s, 3, 64, "17"); }},
-      {"csv bad label", {}, {"digits.csv, line 1797, column 65", "label 10 is outside 0..9"},
+      {"csv bad label",
+       {},
+       {"digits.csv, line 1797, column 65", "label 10 is outside 0..9"},
        [](DigitsScratch& s) { break_csv(s, 1797, 65, "10"); }},
-      {"csv wrong column count", {}, {"digits.csv, line 2", "expected 65 comma-separated columns", "got 66"},
+      {"csv wrong column count",
+       {},
+       {"digits.csv, line 2", "expected 65 comma-separated columns", "got 66"},
        [](DigitsScratch& s) {
          const auto csv = s.data() / "digits.csv";
          replace_line(csv, 2, csv_line_with(csv, 2, 0, "") + ",0");
        }},
-      {"csv field with a NUL byte", {}, {"digits.csv, line 9, column 12", "\"1\\02\" is not a number"},
-       [](DigitsScratch& s) { break_csv(s, 9, 12, std::string("1\0" "2", 3)); }},
-      {"csv pixel as a fraction", {}, {"digits.csv, line 9, column 12", "\"0.5\" is not a plain integer"},
+      {"csv field with a NUL byte",
+       {},
+       {"digits.csv, line 9, column 12", "\"1\\02\" is not a number"},
+       [](DigitsScratch& s) {
+         break_csv(s, 9, 12,
+                   std::string("1\0"
+                               "2",
+                               3));
+       }},
+      {"csv pixel as a fraction",
+       {},
+       {"digits.csv, line 9, column 12", "\"0.5\" is not a plain integer"},
        [](DigitsScratch& s) { break_csv(s, 9, 12, "0.5"); }},
-      {"csv is a directory", {}, {"digits.csv: is a directory, not a file"},
+      {"csv is a directory",
+       {},
+       {"digits.csv: is a directory, not a file"},
        [](DigitsScratch& s) {
          std::filesystem::remove(s.data() / "digits.csv");
          std::filesystem::create_directories(s.data() / "digits.csv");
        }},
-      {"csv too large", {}, {"digits.csv: the file holds more than 67108864 bytes (64 MiB)"},
+      {"csv too large",
+       {},
+       {"digits.csv: the file holds more than 67108864 bytes (64 MiB)"},
        [](DigitsScratch& s) { std::ofstream(s.data() / "digits.csv") << std::string((size_t(64) << 20) + 10, '1'); }},
-      {"splits overlap", {}, {"digits_test_indices.txt, line 1: row index", "is also in the training split"},
+      {"splits overlap",
+       {},
+       {"digits_test_indices.txt, line 1: row index", "is also in the training split"},
        [](DigitsScratch& s) {
          std::istringstream train(slurp(s.data() / "digits_train_indices.txt"));
          std::string first;
          std::getline(train, first);
          replace_line(s.data() / "digits_test_indices.txt", 1, first);
        }},
-      {"split index out of range", {}, {"digits_train_indices.txt, line 4, column 1", "row index 1797 is out of range"},
+      {"split index out of range",
+       {},
+       {"digits_train_indices.txt, line 4, column 1", "row index 1797 is out of range"},
        [](DigitsScratch& s) { replace_line(s.data() / "digits_train_indices.txt", 4, "1797"); }},
-      {"split index not a number", {}, {"digits_test_indices.txt, line 1, column 1", "\"12a\" is not an integer"},
+      {"split index not a number",
+       {},
+       {"digits_test_indices.txt, line 1, column 1", "\"12a\" is not an integer"},
        [](DigitsScratch& s) { replace_line(s.data() / "digits_test_indices.txt", 1, "12a"); }},
-      {"batch order too short a line", {"--epochs", "1", "--batch-order", "@order.txt"},
+      {"batch order too short a line",
+       {"--epochs", "1", "--batch-order", "@order.txt"},
        {"order.txt, line 1", "expected 1437 indices"},
        [](DigitsScratch& s) { std::ofstream(s.file("order.txt")) << "0 1 2\n"; }},
-      {"batch order index out of range", {"--epochs", "1", "--batch-order", "@order.txt"},
+      {"batch order index out of range",
+       {"--epochs", "1", "--batch-order", "@order.txt"},
        {"order.txt, line 1, column 3", "index 1437 is out of range 0..1436"},
        [](DigitsScratch& s) { std::ofstream(s.file("order.txt")) << "0 1 1437\n"; }},
-      {"batch order wrong epoch count", {"--epochs", "2", "--batch-order", "@order.txt"},
+      {"batch order wrong epoch count",
+       {"--epochs", "2", "--batch-order", "@order.txt"},
        {"order.txt", "expected 2 lines"},
        [](DigitsScratch& s) {
          std::string line;
@@ -153,11 +192,17 @@ std::vector<BadInput> bad_inputs() {
          std::ofstream(s.file("order.txt")) << line << "\n";
        }},
       {"missing batch order", {"--epochs", "1", "--batch-order", "@absent.txt"}, {"absent.txt", "cannot open"}},
-      {"batch order is a directory", {"--epochs", "1", "--batch-order", "@orders"}, {"orders: is a directory, not a file"},
+      {"batch order is a directory",
+       {"--epochs", "1", "--batch-order", "@orders"},
+       {"orders: is a directory, not a file"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("orders")); }},
-      {"init is a directory", {"--norm", "none", "--init", "@init"}, {"none.safetensors: is a directory, not a checkpoint"},
+      {"init is a directory",
+       {"--norm", "none", "--init", "@init"},
+       {"none.safetensors: is a directory, not a checkpoint"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("init") + "/none.safetensors"); }},
-      {"empty epochs", {"--epochs", ""}, {"--epochs: \"\" is not a whole number (expected a decimal integer, at least 1)"}},
+      {"empty epochs",
+       {"--epochs", ""},
+       {"--epochs: \"\" is not a whole number (expected a decimal integer, at least 1)"}},
       {"hexadecimal epochs", {"--epochs", "0x10"}, {"--epochs: \"0x10\" is not a whole number"}},
       {"hexadecimal lr", {"--lr", "0x10"}, {"--lr: \"0x10\" is not a number"}},
       {"epochs with a sign", {"--epochs", "+5"}, {"--epochs: \"+5\" is not a whole number"}},
@@ -165,28 +210,39 @@ std::vector<BadInput> bad_inputs() {
       {"an option given twice", {"--epochs", "2", "--epochs", "3"}, {"--epochs is given more than once: give it once"}},
       {"too many threads", {"--threads", "5000"}, {"--threads must be at most 1024, got 5000"}},
       {"batch size past int64", {"--batch-size", "99999999999999999999"}, {"--batch-size must be at most"}},
-      {"drop-last leaving no batch", {"--batch-size", "2000", "--drop-last"},
+      {"drop-last leaving no batch",
+       {"--batch-size", "2000", "--drop-last"},
        {"batch size 2000 with --drop-last leaves no batch of the 1437-example training split to train on"}},
-      {"init missing", {"--norm", "none", "--init", "@init"}, {"none.safetensors", "cannot open"},
+      {"init missing",
+       {"--norm", "none", "--init", "@init"},
+       {"none.safetensors", "cannot open"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("init")); }},
-      {"init truncated", {"--norm", "none", "--init", "@init"}, {"init/none.safetensors", "out of range"},
+      {"init truncated",
+       {"--norm", "none", "--init", "@init"},
+       {"init/none.safetensors", "out of range"},
        [](DigitsScratch& s) {
          const std::string good = good_none_checkpoint(s);
          write_init(s, good.substr(0, good.size() - 100));
        }},
-      {"init corrupt header", {"--norm", "none", "--init", "@init"}, {"init/none.safetensors", "not valid JSON"},
+      {"init corrupt header",
+       {"--norm", "none", "--init", "@init"},
+       {"init/none.safetensors", "not valid JSON"},
        [](DigitsScratch& s) {
          std::string bytes = good_none_checkpoint(s);
          bytes[9] = '#';
          write_init(s, bytes);
        }},
-      {"init of another model", {"--norm", "batch", "--init", "@init"}, {"init/batch.safetensors", "does not fit"},
+      {"init of another model",
+       {"--norm", "batch", "--init", "@init"},
+       {"init/batch.safetensors", "does not fit"},
        [](DigitsScratch& s) {
          write_init(s, good_none_checkpoint(s));
          std::filesystem::rename(s.file("init") + "/none.safetensors", s.file("init") + "/batch.safetensors");
        }},
-      {"init of other sizes", {"--norm", "none", "--width", "32", "--init", "@init"},
-       {"init/none.safetensors", "does not fit"}, [](DigitsScratch& s) { write_init(s, good_none_checkpoint(s)); }},
+      {"init of other sizes",
+       {"--norm", "none", "--width", "32", "--init", "@init"},
+       {"init/none.safetensors", "does not fit"},
+       [](DigitsScratch& s) { write_init(s, good_none_checkpoint(s)); }},
   };
 }
 
@@ -200,8 +256,8 @@ TEST_CASE("digits: each bad option or input file is one clear line and exit code
       // Output targets: curves already there (must stay intact), summary and save absent.
       const std::string old_curves = "run,epoch,step,loss\nold,1,1,2.3\n";
       std::ofstream(s.file("curves.csv")) << old_curves;
-      std::vector<std::string> args{"--quiet", "--curves", s.file("curves.csv"), "--summary", s.file("summary.json"),
-                                    "--save", s.file("saved")};
+      std::vector<std::string> args{
+          "--quiet", "--curves", s.file("curves.csv"), "--summary", s.file("summary.json"), "--save", s.file("saved")};
       for (const std::string& a : bad.args) args.push_back(a.starts_with("@") ? s.file(a.substr(1)) : a);
 
       testing::ProcessResult result = s.run(args);
@@ -225,8 +281,8 @@ TEST_CASE("digits: --help prints the options and exits 0", "[cli]") {
   testing::ProcessResult result = s.run({"--help"});
   CHECK(result.exit_code == 0);
   CHECK(result.err == "");
-  for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seeds",
-                             "--threads", "--data", "--curves", "--val-curves", "--summary", "--save", "--init",
-                             "--batch-order", "--drop-last"})
+  for (const char* option :
+       {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seeds", "--threads",
+        "--data", "--curves", "--val-curves", "--summary", "--save", "--init", "--batch-order", "--drop-last"})
     CHECK_THAT(result.out, Catch::Contains(option));
 }

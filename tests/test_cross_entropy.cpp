@@ -466,8 +466,7 @@ TEST_CASE("cross_entropy on (N, C, d) logits and class probabilities: gradients 
   for (Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
     const CrossEntropyOptions options{
         .weight = Tensor::from_vector({0.5f, 1, 2, 1.5f}), .reduction = reduction, .label_smoothing = 0.2};
-    check_gradients([&](Inputs in) { return cross_entropy(in[0], indices, options); },
-                    {Tensor::randn({2, 4, 3}, gen)});
+    check_gradients([&](Inputs in) { return cross_entropy(in[0], indices, options); }, {Tensor::randn({2, 4, 3}, gen)});
     check_gradients([&](Inputs in) { return cross_entropy(in[0], probabilities, options); },
                     {Tensor::randn({2, 4, 3}, gen)});
   }

@@ -24,8 +24,8 @@ struct Outputs {
 
 Outputs train(const DigitsScratch& s, const std::string& tag, std::vector<std::string> extra) {
   const std::string curves = s.file(tag + ".csv"), save = s.file(tag);
-  std::vector<std::string> args{"--quiet", "--norm", "none,batch,layer,rms,group", "--epochs", "2",
-                                "--curves", curves, "--save", save};
+  std::vector<std::string> args{"--quiet", "--norm", "none,batch,layer,rms,group", "--epochs", "2", "--curves", curves,
+                                "--save",  save};
   if (std::find(extra.begin(), extra.end(), "--seeds") == extra.end()) extra.insert(extra.end(), {"--seeds", "0"});
   args.insert(args.end(), extra.begin(), extra.end());
   testing::ProcessResult result = s.run(args);
@@ -75,8 +75,8 @@ TEST_CASE("digits: --jobs 2 gives byte-identical curves and checkpoints to one r
 TEST_CASE("digits: every run whose loss turns NaN or infinite stops with its message", "[cli][divergence]") {
   DigitsScratch s;
   // lr 1e38 blows up every run; each is stopped and reported, and the later runs still run.
-  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch,layer", "--epochs", "2", "--lr", "1e38",
-                                         "--curves", s.file("c.csv"), "--summary", s.file("s.json")});
+  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch,layer", "--epochs", "2",
+                                         "--lr", "1e38", "--curves", s.file("c.csv"), "--summary", s.file("s.json")});
   INFO("stdout: " << result.out << "\nstderr: " << result.err);
   CHECK(result.signal == 0);
   CHECK(result.exit_code == 1);
@@ -94,13 +94,15 @@ TEST_CASE("digits: a diverging run stops, the run after it trains and saves, exi
   DigitsScratch s;
   // Start "none" from weights with an infinity in them (its loss is NaN at once) and "batch"
   // from sound ones: only "none" may stop.
-  REQUIRE(s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "1", "--save", s.file("init")}).exit_code == 0);
+  REQUIRE(
+      s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "1", "--save", s.file("init")}).exit_code ==
+      0);
   nn::StateDict none = io::load_safetensors(s.file("init") + "/none.safetensors");
   none[0].value.data()[0] = std::numeric_limits<float>::infinity();
   io::save_safetensors(s.file("init") + "/none.safetensors", none);
 
-  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "2", "--init", s.file("init"),
-                                         "--save", s.file("saved"), "--curves", s.file("c.csv")});
+  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "2", "--init",
+                                         s.file("init"), "--save", s.file("saved"), "--curves", s.file("c.csv")});
   INFO("stdout: " << result.out << "\nstderr: " << result.err);
   CHECK(result.signal == 0);
   CHECK(result.exit_code == 1);

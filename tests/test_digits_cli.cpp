@@ -53,9 +53,9 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
   }
   const std::string order_file = dir.write("order.txt", order);
   auto run = [&](const std::string& curves, const std::string& seed, const std::string& threads) {
-    ProcessResult o = digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2",
-                             "--batch-order", order_file, "--curves", dir.file(curves), "--seeds", seed, "--threads",
-                             threads, "--quiet"});
+    ProcessResult o =
+        digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2", "--batch-order",
+                     order_file, "--curves", dir.file(curves), "--seeds", seed, "--threads", threads, "--quiet"});
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return slurp(dir.file(curves));
@@ -71,8 +71,8 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves"
 TEST_CASE("digits --jobs trains the runs concurrently with the results of running them one by one", "[lesson]") {
   TempDir dir;
   auto run = [&](const std::string& curves, const std::string& jobs) {
-    ProcessResult o = digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves",
-                                          dir.file(curves), "--jobs", jobs}));
+    ProcessResult o =
+        digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves", dir.file(curves), "--jobs", jobs}));
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return o.out + slurp(dir.file(curves));
@@ -86,7 +86,7 @@ TEST_CASE("digits --jobs trains the runs concurrently with the results of runnin
 TEST_CASE("digits prints the lesson's table and writes the summary and checkpoints", "[lesson]") {
   TempDir dir;
   ProcessResult o = digits(dir, with(kSmall, {"--norm", "rms,group", "--groups", "4", "--summary", dir.file("s.json"),
-                                        "--save", dir.file("ckpt")}));
+                                              "--save", dir.file("ckpt")}));
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
   REQUIRE(count_lines(o.out) == 2);
@@ -134,8 +134,8 @@ TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
 
 TEST_CASE("digits: a diverging run stops with a message, the others go on, exit code 1", "[lesson]") {
   TempDir dir;
-  ProcessResult o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr", "1e38",
-                           "--quiet", "--seeds", "0", "--curves", dir.file("c.csv")});
+  ProcessResult o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr",
+                                 "1e38", "--quiet", "--seeds", "0", "--curves", dir.file("c.csv")});
   CHECK(o.exit_code == 1);
   CHECK_THAT(o.err, Catch::Contains("run \"none\"") && Catch::Contains("at epoch 1, step") &&
                         Catch::Contains("lower learning rate"));
@@ -193,9 +193,10 @@ TEST_CASE("digits --help describes every option", "[lesson]") {
   TempDir dir;
   ProcessResult o = digits(dir, {"--help"});
   CHECK(o.exit_code == 0);
-  for (const char* option : {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seeds",
-                             "--threads", "--jobs", "--data", "--curves", "--val-curves", "--summary", "--save", "--init",
-                             "--batch-order", "--drop-last", "--quiet", "--help"})
+  for (const char* option :
+       {"--norm",  "--epochs",  "--lr",          "--batch-size", "--depth",  "--width",      "--groups",
+        "--seeds", "--threads", "--jobs",        "--data",       "--curves", "--val-curves", "--summary",
+        "--save",  "--init",    "--batch-order", "--drop-last",  "--quiet",  "--help"})
     CHECK_THAT(o.out, Catch::Contains(option));
 }
 TEST_CASE("digits --seeds trains every norm once per seed, with the results of one seed at a time", "[lesson][seeds]") {
@@ -238,8 +239,8 @@ TEST_CASE("digits --seeds trains every norm once per seed, with the results of o
 TEST_CASE("digits --drop-last trains BatchNorm at batch size 2, and at batch size 1 refuses it while the others train",
           "[lesson][seeds]") {
   TempDir dir;
-  ProcessResult two = digits(dir, with(kSmall, {"--norm", "none,batch", "--batch-size", "2", "--drop-last", "--curves",
-                                                dir.file("two.csv")}));
+  ProcessResult two = digits(
+      dir, with(kSmall, {"--norm", "none,batch", "--batch-size", "2", "--drop-last", "--curves", dir.file("two.csv")}));
   INFO(two.err);
   CHECK(two.exit_code == 0);
   CHECK(count_lines(slurp(dir.file("two.csv"))) == 1 + 2 * 718);  // 1437 = 718 x 2 + 1 dropped
@@ -252,7 +253,8 @@ TEST_CASE("digits --drop-last trains BatchNorm at batch size 2, and at batch siz
         "digits: run \"batch\" (BatchNorm1d, seed 0) refused: batch size 1 puts one example in every batch, and "
         "BatchNorm1d in training mode needs more than one value per channel; choose a batch size of at least 2 (with "
         "--drop-last where the last batch would hold one)\n");
-  CHECK_THAT(one.out, Catch::Contains("no normalization  training loss") && Catch::Contains("BatchNorm1d       failed") &&
+  CHECK_THAT(one.out, Catch::Contains("no normalization  training loss") &&
+                          Catch::Contains("BatchNorm1d       failed") &&
                           Catch::Contains("LayerNorm         training loss"));
   const std::string curves = slurp(dir.file("one.csv"));
   CHECK(count_lines(curves) == 1 + 2 * 1437);
@@ -267,7 +269,8 @@ TEST_CASE("digits --drop-last trains BatchNorm at batch size 2, and at batch siz
 TEST_CASE("digits: without --drop-last a last batch of one is refused for BatchNorm before anything trains",
           "[lesson][seeds]") {
   TempDir dir;
-  ProcessResult o = digits(dir, with(kSmall, {"--norm", "layer,batch", "--batch-size", "2", "--curves", dir.file("c.csv")}));
+  ProcessResult o =
+      digits(dir, with(kSmall, {"--norm", "layer,batch", "--batch-size", "2", "--curves", dir.file("c.csv")}));
   CHECK(o.exit_code == 1);
   CHECK(count_lines(o.err) == 1);
   CHECK_THAT(o.err, Catch::StartsWith("digits: run \"batch\" (BatchNorm1d, seed 0) refused: batch size 2 on the "

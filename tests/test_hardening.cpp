@@ -65,8 +65,8 @@ mode_t mode_of(const std::string& path) {
 TEST_CASE("digits: a run whose weights blow up on its last step is a divergence, never a saved checkpoint",
           "[cli][hardening]") {
   DigitsScratch s;
-  ProcessResult r = s.run({"--quiet", "--seeds", "0", "--norm", "none", "--epochs", "1", "--batch-size", "1437",
-                           "--lr", "1e39", "--save", s.file("ck"), "--summary", s.file("s.json")});
+  ProcessResult r = s.run({"--quiet", "--seeds", "0", "--norm", "none", "--epochs", "1", "--batch-size", "1437", "--lr",
+                           "1e39", "--save", s.file("ck"), "--summary", s.file("s.json")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.out, Catch::StartsWith("no normalization  diverged"));
@@ -105,16 +105,19 @@ TEST_CASE("digits refuses outputs that are inputs or each other, before training
   fs::create_hard_link(s.data() / "digits_train_indices.txt", s.file("hard.txt"));
   s.dir.write("order.txt", "0\n");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--curves", (s.data() / "digits.csv").string()}, "is the input " + (s.data() / "digits.csv").string() + " (--data)"},
+      {{"--curves", (s.data() / "digits.csv").string()},
+       "is the input " + (s.data() / "digits.csv").string() + " (--data)"},
       {{"--curves", s.file("alias.csv")}, "(--data): writing it would destroy it"},
       {{"--summary", s.file("hard.txt")}, "digits_train_indices.txt (--data)"},
-      {{"--curves", s.file("x.csv"), "--summary", s.file("x.csv")}, "--summary " + s.file("x.csv") + " is also the output of --curves"},
+      {{"--curves", s.file("x.csv"), "--summary", s.file("x.csv")},
+       "--summary " + s.file("x.csv") + " is also the output of --curves"},
       {{"--curves", s.file("x.csv"), "--val-curves", s.file("./x.csv")}, "is also the output of --curves"},
       {{"--batch-order", s.file("order.txt"), "--curves", s.file("order.txt")}, "(--batch-order)"},
       {{"--curves", s.file("")}, "is a directory, not a file"},
       {{"--curves", "/proc/minidl-test.csv"}, "--curves /proc/minidl-test.csv: cannot create a file in /proc"},
       {{"--save", "/proc/minidl-test"}, "--save /proc/minidl-test: cannot create the directory"},
-      {{"--curves", s.file(std::string(256, 'c'))}, "the file name has 256 bytes, more than the 255 its filesystem allows"},
+      {{"--curves", s.file(std::string(256, 'c'))},
+       "the file name has 256 bytes, more than the 255 its filesystem allows"},
   };
   for (const auto& [args, message] : cases) {
     ProcessResult r = s.run(quick(args));
@@ -142,9 +145,10 @@ TEST_CASE("digits: a closed stdout or a full one costs no file, and exit 1 names
   int pipe_ends[2];
   REQUIRE(::pipe(pipe_ends) == 0);
   ::close(pipe_ends[0]);  // nobody will read: the first write to stdout gets EPIPE (SIGPIPE)
-  ProcessResult closed = run_with_stdout(
-      s, quick({"--norm", "none,batch", "--save", s.file("ck"), "--curves", s.file("c.csv"), "--summary", s.file("s.json")}),
-      "/dev/fd/" + std::to_string(pipe_ends[1]));
+  ProcessResult closed = run_with_stdout(s,
+                                         quick({"--norm", "none,batch", "--save", s.file("ck"), "--curves",
+                                                s.file("c.csv"), "--summary", s.file("s.json")}),
+                                         "/dev/fd/" + std::to_string(pipe_ends[1]));
   ::close(pipe_ends[1]);
   INFO(closed.err);
   CHECK(closed.signal == 0);
@@ -164,9 +168,22 @@ TEST_CASE("digits: SIGINT and SIGTERM stop at the next step, write what ran and 
   for (const auto& [signal, code, name] : {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}}) {
     DYNAMIC_SECTION(name) {
       DigitsScratch s;
-      std::vector<std::string> args{testing::kDigitsBinary, "--data", s.data().string(), "--quiet", "--seeds", "0",
-                                    "--norm", "layer", "--epochs", "100000", "--curves", s.file("c.csv"),
-                                    "--summary", s.file("s.json"), "--save", s.file("ck")};
+      std::vector<std::string> args{testing::kDigitsBinary,
+                                    "--data",
+                                    s.data().string(),
+                                    "--quiet",
+                                    "--seeds",
+                                    "0",
+                                    "--norm",
+                                    "layer",
+                                    "--epochs",
+                                    "100000",
+                                    "--curves",
+                                    s.file("c.csv"),
+                                    "--summary",
+                                    s.file("s.json"),
+                                    "--save",
+                                    s.file("ck")};
       const pid_t pid = testing::spawn_process(args, s.file("out.txt"), s.file("err.txt"));
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // well into training
       ::kill(pid, signal);
@@ -222,13 +239,15 @@ TEST_CASE("digits refuses sizes whose products overflow, and takes any batch siz
   ProcessResult wide = s.run(quick({"--norm", "none", "--depth", "1", "--width", "4611686018427387904"}));
   CHECK(wide.exit_code == 2);
   CHECK_THAT(wide.err, Catch::StartsWith("digits: deep_net(none) with depth 1 and width 4611686018427387904 cannot be "
-                                         "built: ") && Catch::Contains("more elements than a 64-bit count can hold"));
-  ProcessResult groups = s.run(quick({"--norm", "group", "--width", "4611686018427387904", "--groups",
-                                      "4611686018427387904"}));
+                                         "built: ") &&
+                           Catch::Contains("more elements than a 64-bit count can hold"));
+  ProcessResult groups =
+      s.run(quick({"--norm", "group", "--width", "4611686018427387904", "--groups", "4611686018427387904"}));
   CHECK(groups.signal == 0);
   CHECK(groups.exit_code == 2);
   CHECK_THAT(groups.err, Catch::Contains("cannot be built"));
-  ProcessResult huge = s.run(quick({"--norm", "batch", "--batch-size", "9223372036854775807", "--curves", s.file("c.csv")}));
+  ProcessResult huge =
+      s.run(quick({"--norm", "batch", "--batch-size", "9223372036854775807", "--curves", s.file("c.csv")}));
   INFO(huge.err);
   CHECK(huge.exit_code == 0);
   CHECK(lines_in(slurp(s.file("c.csv"))) == 2);  // one batch of the whole split
@@ -241,8 +260,18 @@ TEST_CASE("digits refuses sizes whose products overflow, and takes any batch siz
 TEST_CASE("digits under an address-space limit too small for OpenBLAS says so instead of hanging", "[cli][hardening]") {
   DigitsScratch s;
   auto limited = [&](const std::string& limit, std::vector<std::string> more) {
-    std::vector<std::string> args{"/usr/bin/prlimit", "--as=" + limit, testing::kDigitsBinary, "--data",
-                                  s.data().string(), "--quiet", "--seeds", "0", "--epochs", "1", "--depth", "2"};
+    std::vector<std::string> args{"/usr/bin/prlimit",
+                                  "--as=" + limit,
+                                  testing::kDigitsBinary,
+                                  "--data",
+                                  s.data().string(),
+                                  "--quiet",
+                                  "--seeds",
+                                  "0",
+                                  "--epochs",
+                                  "1",
+                                  "--depth",
+                                  "2"};
     args.insert(args.end(), more.begin(), more.end());
     return testing::run_process(args, s.dir.path());
   };
@@ -267,7 +296,8 @@ TEST_CASE("digits writes a summary whose paths are not UTF-8", "[cli][hardening]
   INFO(r.err);
   CHECK(r.exit_code == 0);
   const auto summary = nlohmann::json::parse(slurp(s.file("s.json")));
-  CHECK_THAT(summary["settings"]["batch_order"].get<std::string>(), Catch::EndsWith("order\xef\xbf\xbd\xef\xbf\xbd.txt"));
+  CHECK_THAT(summary["settings"]["batch_order"].get<std::string>(),
+             Catch::EndsWith("order\xef\xbf\xbd\xef\xbf\xbd.txt"));
 }
 
 TEST_CASE("load_safetensors names a directory given as a checkpoint", "[io][hardening]") {

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "data/batch_order.hpp"
-#include "minidl/io/safetensors.hpp"
 #include "lesson/train_run.hpp"
+#include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;
@@ -84,8 +84,10 @@ TEST_CASE("deep_net and train_run refuse bad sizes naming the option", "[lesson]
   REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::Group, {.width = 64, .groups = 7}),
                       Catch::Contains("groups 7 does not divide width 64"));
   CHECK(lesson::deep_net(NormKind::Batch, {.width = 64, .groups = 7})->size() == 25);  // only GroupNorm cares
-  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::None, {.depth = 0}), Catch::Contains("depth must be at least 1, got 0"));
-  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::None, {.width = -3}), Catch::Contains("width must be at least 1, got -3"));
+  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::None, {.depth = 0}),
+                      Catch::Contains("depth must be at least 1, got 0"));
+  REQUIRE_THROWS_WITH(lesson::deep_net(NormKind::None, {.width = -3}),
+                      Catch::Contains("width must be at least 1, got -3"));
   auto refused = [](lesson::TrainOptions options, const std::string& what) {
     REQUIRE_THROWS_AS(lesson::check_train_options(options, 1437), UsageError);
     REQUIRE_THROWS_WITH(lesson::check_train_options(options, 1437), Catch::Contains(what));
@@ -120,7 +122,8 @@ TEST_CASE("the lesson's finding: the deep tanh network learns only with a norm l
 TEST_CASE("train_run reports each epoch and is deterministic for a seed", "[lesson]") {
   std::vector<lesson::EpochReport> reports;
   lesson::TrainOptions options{.norm = NormKind::Batch, .net = {.depth = 2, .width = 16}, .epochs = 3};
-  lesson::RunResult first = lesson::train_run(digits(), options, [&](const lesson::EpochReport& r) { reports.push_back(r); });
+  lesson::RunResult first =
+      lesson::train_run(digits(), options, [&](const lesson::EpochReport& r) { reports.push_back(r); });
   REQUIRE(reports.size() == 3);
   for (int64_t e = 0; e < 3; ++e) {
     CHECK(reports[size_t(e)].epoch == e + 1);

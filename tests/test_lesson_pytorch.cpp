@@ -12,8 +12,8 @@
 // over its first 14 only. Over that prefix minidl must agree within 1e-4 (ten times PyTorch's
 // own spread: another sgemm kernel or summation order is another rounding); past it no bound
 // is honest, whatever the CPU. The final figures are checked only for runs stable to the end.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,8 +23,8 @@
 
 #include "data/batch_order.hpp"
 #include "data/digits.hpp"
-#include "minidl/io/safetensors.hpp"
 #include "lesson/train_run.hpp"
+#include "minidl/io/safetensors.hpp"
 
 using namespace minidl;
 
@@ -75,9 +75,9 @@ void check_run_against_pytorch(const std::string& run) {
   std::ostringstream report;
   report << lesson::display_name(options.norm) << ": step losses, max |minidl - PyTorch| " << worst_of(stable)
          << " over the first " << stable << " (PyTorch's stable prefix), " << worst_of(diffs.size()) << " over all "
-         << diffs.size() << "\n  minidl  training loss "
-         << result.train_loss << "   val accuracy " << result.val_accuracy << "\n  PyTorch training loss "
-         << pytorch_loss << "   val accuracy " << pytorch_accuracy;
+         << diffs.size() << "\n  minidl  training loss " << result.train_loss << "   val accuracy "
+         << result.val_accuracy << "\n  PyTorch training loss " << pytorch_loss << "   val accuracy "
+         << pytorch_accuracy;
   WARN(report.str());
   INFO("the first " << stable << " steps within " << kStepTolerance);
   CHECK(worst_of(stable) <= kStepTolerance);

@@ -75,8 +75,9 @@ TEST_CASE("spread_of gives mean, sample sd and range of the finite values", "[le
   const lesson::Spread s = lesson::spread_of({1.0, 2.0, 4.0, NAN});
   CHECK(s.count == 3);
   CHECK(s.mean == Approx(7.0 / 3.0));
-  CHECK(s.sd == Approx(std::sqrt(((1 - 7.0 / 3) * (1 - 7.0 / 3) + (2 - 7.0 / 3) * (2 - 7.0 / 3) +
-                                  (4 - 7.0 / 3) * (4 - 7.0 / 3)) / 2.0)));
+  CHECK(s.sd ==
+        Approx(std::sqrt(
+            ((1 - 7.0 / 3) * (1 - 7.0 / 3) + (2 - 7.0 / 3) * (2 - 7.0 / 3) + (4 - 7.0 / 3) * (4 - 7.0 / 3)) / 2.0)));
   CHECK(s.min == 1.0);
   CHECK(s.max == 4.0);
   CHECK(lesson::spread_of({2.5}).sd == 0.0);
@@ -84,10 +85,12 @@ TEST_CASE("spread_of gives mean, sample sd and range of the finite values", "[le
 }
 
 TEST_CASE("seed_table shows each norm's mean and range and the first seed's figures", "[lesson][seeds]") {
-  const std::vector<lesson::RunResult> runs{
-      finished(NormKind::None, 0, 2.30f, 2.31f, 0.10f), finished(NormKind::None, 1, 2.20f, 2.21f, 0.20f),
-      finished(NormKind::Batch, 1, 0.30f, 0.40f, 0.90f), finished(NormKind::Batch, 0, 0.10f, 0.20f, 0.96f),
-      diverged(NormKind::Layer, 0), finished(NormKind::Layer, 1, 0.5f, 0.6f, 0.8f)};
+  const std::vector<lesson::RunResult> runs{finished(NormKind::None, 0, 2.30f, 2.31f, 0.10f),
+                                            finished(NormKind::None, 1, 2.20f, 2.21f, 0.20f),
+                                            finished(NormKind::Batch, 1, 0.30f, 0.40f, 0.90f),
+                                            finished(NormKind::Batch, 0, 0.10f, 0.20f, 0.96f),
+                                            diverged(NormKind::Layer, 0),
+                                            finished(NormKind::Layer, 1, 0.5f, 0.6f, 0.8f)};
   const std::string table = lesson::seed_table(runs, {NormKind::None, NormKind::Batch, NormKind::Layer}, {0, 1});
   INFO(table);
   CHECK_THAT(table, Catch::StartsWith("over seeds 0, 1: mean [min, max]; right of the bar, seed 0 alone\n"));
@@ -99,7 +102,8 @@ TEST_CASE("seed_table shows each norm's mean and range and the first seed's figu
                         Catch::Contains("| did not finish   (1 of 2 runs did not finish)\n"));
 }
 
-TEST_CASE("refusal: a BatchNorm run that would meet a batch of one example is refused before training", "[lesson][seeds]") {
+TEST_CASE("refusal: a BatchNorm run that would meet a batch of one example is refused before training",
+          "[lesson][seeds]") {
   lesson::TrainOptions o;
   o.norm = NormKind::Batch;
   o.seed = 3;

@@ -4,6 +4,8 @@
 //   <name> training loss X.XXX   val accuracy Y.YYY).
 // Exit codes: 0 all runs trained, 1 a run diverged, was refused or failed (the others still
 // train and every output is written), 2 bad options or input files (nothing trained).
+#include "data/digits.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -18,7 +20,6 @@
 
 #include "address_limit.hpp"
 #include "data/batch_order.hpp"
-#include "data/digits.hpp"
 #include "interrupt.hpp"
 #include "lesson/seeds.hpp"
 #include "lesson/train_run.hpp"
@@ -121,7 +122,8 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<Ru
         result.norm = options.norm;
         result.seed = options.seed;
         const std::string what = e.what();
-        result.failure = what.starts_with("run \"") ? what : cat(lesson::run_label(options.norm, options.seed), ": ", what);
+        result.failure =
+            what.starts_with("run \"") ? what : cat(lesson::run_label(options.norm, options.seed), ": ", what);
         result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
       }
     }
@@ -166,7 +168,8 @@ int run(Settings s) {
   s.train.norm = NormKind::None;
   check_outputs(s);
   const data::DigitsSplit data = data::load_digits(s.data_dir);
-  if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
+  if (!s.batch_order.empty())
+    s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
   lesson::check_train_options(s.train, data.X_train.size(0));
   std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
 
@@ -199,7 +202,8 @@ int run(Settings s) {
       if (!refused[i] && !result.interrupted) std::cerr << "digits: " << *result.failure << std::endl;
       failed = true;
     } else if (!s.save_dir.empty()) {
-      failed |= !written([&] { io::save_safetensors(checkpoint_path(s, result.norm, result.seed), result.model->state_dict()); });
+      failed |= !written(
+          [&] { io::save_safetensors(checkpoint_path(s, result.norm, result.seed), result.model->state_dict()); });
     }
   }
   auto write = [&](const std::string& path, const std::string& bytes) {
@@ -208,8 +212,10 @@ int run(Settings s) {
   if (!s.curves.empty()) write(s.curves, lesson::curves_csv(results));
   if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
-  if (!printed) std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
-                             "file was still written" << std::endl;
+  if (!printed)
+    std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
+                 "file was still written"
+              << std::endl;
   if (const int signal = stop_signal()) {
     std::cerr << "digits: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
               << ": the runs stopped at their next step; the curves and summary hold what ran" << std::endl;

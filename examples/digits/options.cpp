@@ -22,37 +22,37 @@ namespace {
 // Every value is read as text and parsed here, so each message names its option (cxxopts'
 // own numbers would take "0x10" as 16 and report "Argument '' failed to parse" unnamed).
 cxxopts::Options command_line() {
-  cxxopts::Options options("digits", "Trains the lesson's deep tanh network on the handwritten digits, once per norm "
-                                     "and seed.");
+  cxxopts::Options options("digits",
+                           "Trains the lesson's deep tanh network on the handwritten digits, once per norm "
+                           "and seed.");
   options.set_width(100);
   auto text = [] { return cxxopts::value<std::string>(); };
-  options.add_options()
-    ("norm", "comma list of none, batch, layer, rms, group", text()->default_value("none,batch,layer"), "LIST")
-    ("seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7",
-     text()->default_value("0-4"), "LIST")
-    ("epochs", "passes over the training split", text()->default_value("5"), "N")
-    ("lr", "SGD learning rate", text()->default_value("0.05"), "LR")
-    ("batch-size", "examples per batch (more than the split: one batch of it all)", text()->default_value("64"), "N")
-    ("drop-last", "drop the short last batch of each epoch (default: keep it, as the lesson does)")
-    ("depth", "Linear + norm + Tanh blocks", text()->default_value("8"), "N")
-    ("width", "features per hidden layer", text()->default_value("64"), "N")
-    ("groups", "GroupNorm's groups (must divide --width)", text()->default_value("8"), "G")
-    ("threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
-     text(), "N")
-    ("jobs", "train up to N runs at once, each on its own thread, with the results of one by one (default: "
-     "the machine's cores, or 1 with --threads)", text(), "N")
-    ("data", "directory with digits.csv and the split files (default: the project's data/)", text(), "DIR")
-    ("curves", "write every step's loss to FILE (CSV: run,seed,epoch,step,loss)", text(), "FILE")
-    ("val-curves", "write each epoch's validation loss and accuracy to FILE (CSV: run,seed,epoch,step,val_loss,"
-     "val_accuracy)", text(), "FILE")
-    ("summary", "write each run's figures to FILE (JSON)", text(), "FILE")
-    ("save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
-     text(), "DIR")
-    ("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")
-    ("batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
-     text(), "FILE")
-    ("quiet", "no progress lines")
-    ("help", "show this help");
+  options.add_options()("norm", "comma list of none, batch, layer, rms, group",
+                        text()->default_value("none,batch,layer"), "LIST")(
+      "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7",
+      text()->default_value("0-4"), "LIST")("epochs", "passes over the training split", text()->default_value("5"),
+                                            "N")("lr", "SGD learning rate", text()->default_value("0.05"), "LR")(
+      "batch-size", "examples per batch (more than the split: one batch of it all)", text()->default_value("64"), "N")(
+      "drop-last", "drop the short last batch of each epoch (default: keep it, as the lesson does)")(
+      "depth", "Linear + norm + Tanh blocks", text()->default_value("8"), "N")("width", "features per hidden layer",
+                                                                               text()->default_value("64"), "N")(
+      "groups", "GroupNorm's groups (must divide --width)", text()->default_value("8"), "G")(
+      "threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
+      text(), "N")("jobs",
+                   "train up to N runs at once, each on its own thread, with the results of one by one (default: "
+                   "the machine's cores, or 1 with --threads)",
+                   text(), "N")("data", "directory with digits.csv and the split files (default: the project's data/)",
+                                text(), "DIR")(
+      "curves", "write every step's loss to FILE (CSV: run,seed,epoch,step,loss)", text(), "FILE")(
+      "val-curves",
+      "write each epoch's validation loss and accuracy to FILE (CSV: run,seed,epoch,step,val_loss,"
+      "val_accuracy)",
+      text(), "FILE")("summary", "write each run's figures to FILE (JSON)", text(), "FILE")(
+      "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
+      text(),
+      "DIR")("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")(
+      "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
+      "FILE")("quiet", "no progress lines")("help", "show this help");
   return options;
 }
 
@@ -87,8 +87,8 @@ int64_t parse_whole(const std::string& option, const std::string& text, int64_t 
   auto [stop, error] = std::from_chars(text.data(), end, value);
   const bool decimal = !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
   if (!decimal || stop != end || (error != std::errc() && error != std::errc::result_out_of_range))
-    throw UsageError(cat(option, ": \"", text, "\" is not a whole number (expected a decimal integer, at least ", low,
-                         ")"));
+    throw UsageError(
+        cat(option, ": \"", text, "\" is not a whole number (expected a decimal integer, at least ", low, ")"));
   if ((error == std::errc::result_out_of_range && text.front() == '-') || (error == std::errc() && value < low))
     throw UsageError(cat(option, " must be at least ", low, ", got ", text));
   if (error == std::errc::result_out_of_range || value > high)

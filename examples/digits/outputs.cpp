@@ -43,7 +43,8 @@ void check_can_create_in(const NamedFile& out, const std::string& dir) {
 
 void check_one_output(const NamedFile& out) {
   std::error_code error;
-  if (fs::is_directory(out.path, error)) throw UsageError(cat(out.option, " ", out.path, ": is a directory, not a file"));
+  if (fs::is_directory(out.path, error))
+    throw UsageError(cat(out.option, " ", out.path, ": is a directory, not a file"));
   const std::string name = fs::path(out.path).filename().string();
   if (name.empty() || name == "." || name == "..")
     throw UsageError(cat(out.option, " \"", out.path, "\": names a directory, not a file"));

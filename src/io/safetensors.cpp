@@ -254,7 +254,8 @@ class Reader {
 
 nn::StateDict load_safetensors(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw UsageError(cat(path, ": is a directory, not a checkpoint file"));
+  if (std::filesystem::is_directory(path, error))
+    throw UsageError(cat(path, ": is a directory, not a checkpoint file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(cat(path, ": cannot open the checkpoint (missing or unreadable)"));
   return Reader(path, in).read();

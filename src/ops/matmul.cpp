@@ -1,10 +1,10 @@
 #include "minidl/ops/matmul.hpp"
 
+#include "kernels/broadcast.hpp"
 #include "kernels/column_sums.hpp"
 #include "kernels/gemm.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
-#include "kernels/broadcast.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
 

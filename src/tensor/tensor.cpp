@@ -103,8 +103,8 @@ int64_t flat_index(const Shape& shape, const std::vector<int64_t>& index) {
   for (size_t d = 0; d < shape.size(); ++d) {
     const int64_t i = index[d] < 0 ? index[d] + shape[d] : index[d];  // -1 is the last, as in Python
     if (i < 0 || i >= shape[d])
-      throw Error(cat("index ", index[d], " is out of bounds for dimension ", d, " with size ", shape[d],
-                      " (shape ", minidl::to_string(shape), ")"));
+      throw Error(cat("index ", index[d], " is out of bounds for dimension ", d, " with size ", shape[d], " (shape ",
+                      minidl::to_string(shape), ")"));
     flat = flat * shape[d] + i;
   }
   return flat;
@@ -198,7 +198,8 @@ Tensor Tensor::clone() const {
 
 void Tensor::copy_(const Tensor& src) {
   if (src.shape() != shape())
-    throw Error(cat("copy_: expected a source of shape ", minidl::to_string(shape()), ", got ", minidl::to_string(src.shape())));
+    throw Error(cat("copy_: expected a source of shape ", minidl::to_string(shape()), ", got ",
+                    minidl::to_string(src.shape())));
   check_writable(*this);
   std::memmove(data(), src.data(), size_t(numel()) * sizeof(float));
   bump_version();

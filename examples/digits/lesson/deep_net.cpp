@@ -30,11 +30,16 @@ const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
 
 std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& options) {
   switch (norm) {
-    case NormKind::Batch: return std::make_shared<nn::BatchNorm1d>(options.width);
-    case NormKind::Layer: return std::make_shared<nn::LayerNorm>(options.width);
-    case NormKind::RMS: return std::make_shared<nn::RMSNorm>(options.width);
-    case NormKind::Group: return std::make_shared<nn::GroupNorm>(options.groups, options.width);
-    case NormKind::None: break;
+    case NormKind::Batch:
+      return std::make_shared<nn::BatchNorm1d>(options.width);
+    case NormKind::Layer:
+      return std::make_shared<nn::LayerNorm>(options.width);
+    case NormKind::RMS:
+      return std::make_shared<nn::RMSNorm>(options.width);
+    case NormKind::Group:
+      return std::make_shared<nn::GroupNorm>(options.groups, options.width);
+    case NormKind::None:
+      break;
   }
   return nullptr;
 }

@@ -43,7 +43,8 @@ std::vector<uint64_t> parse_seeds(const std::string& list) {
     } else {
       const uint64_t first = parse_seed(list, item.substr(0, dash)), last = parse_seed(list, item.substr(dash + 1));
       if (last < first)
-        throw UsageError(cat("--seeds \"", list, "\": the range ", item, " runs backwards (write ", last, "-", first, ")"));
+        throw UsageError(
+            cat("--seeds \"", list, "\": the range ", item, " runs backwards (write ", last, "-", first, ")"));
       if (last - first >= kMaxSeeds) throw UsageError(cat("--seeds \"", list, "\": more than ", kMaxSeeds, " seeds"));
       for (uint64_t seed = first;; ++seed) {
         add(seed);
@@ -126,7 +127,8 @@ std::string padded(std::string text, size_t width) {
 std::string seed_table(const std::vector<RunResult>& results, const std::vector<NormKind>& norms,
                        const std::vector<uint64_t>& seeds) {
   const std::string first = seeds.empty() ? std::string("-") : std::to_string(seeds.front());
-  std::string table = cat("over seeds ", seeds_text(seeds), ": mean [min, max]; right of the bar, seed ", first, " alone\n");
+  std::string table =
+      cat("over seeds ", seeds_text(seeds), ": mean [min, max]; right of the bar, seed ", first, " alone\n");
   table += padded("", 18) + padded("training loss", 23) + padded("validation loss", 23) + padded("val accuracy", 23) +
            "| train loss  val accuracy\n";
   for (const NormSpread& row : spreads_by_norm(results, norms, seeds)) {

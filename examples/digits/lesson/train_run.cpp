@@ -18,9 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm) {
   try {
@@ -37,8 +35,8 @@ std::string non_finite_text(float value) {
 }
 
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat(run_label(o.norm, o.seed), ": the loss became ", non_finite_text(loss), " at epoch ", epoch, ", step ", step,
-             "; training stopped. Try a lower learning rate than ", o.lr, ".");
+  return cat(run_label(o.norm, o.seed), ": the loss became ", non_finite_text(loss), " at epoch ", epoch, ", step ",
+             step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
 // Why a trained model is unusable: weights or buffers that hold NaN or infinity, or a final
@@ -53,8 +51,8 @@ std::optional<std::string> non_finite_end(const nn::Module& model, const RunResu
     if (!finite && tensors++ == 0) first = entry.name;
   }
   if (tensors > 0)
-    return cat("training ended with ", tensors, " tensor", tensors > 1 ? "s" : "", " holding NaN or infinity (the first: ",
-               first, ")");
+    return cat("training ended with ", tensors, " tensor", tensors > 1 ? "s" : "",
+               " holding NaN or infinity (the first: ", first, ")");
   if (!std::isfinite(r.train_loss) || !std::isfinite(r.val_loss))
     return cat("the final evaluation gave a training loss of ", r.train_loss, " and a validation loss of ", r.val_loss);
   return std::nullopt;
@@ -117,9 +115,9 @@ std::string summary_line(const RunResult& result) {
       return line;
     }
     const StepLoss& last = result.curve.back();
-    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", display_name(result.norm).c_str(),
-                  non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
-                  static_cast<long long>(last.step));
+    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld",
+                  display_name(result.norm).c_str(), non_finite_text(last.loss).c_str(),
+                  static_cast<long long>(last.epoch), static_cast<long long>(last.step));
     return line;
   }
   std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f", display_name(result.norm).c_str(),
@@ -174,7 +172,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     model.eval();
     const Evaluation val = evaluate(model, data.X_val, data.y_val);
     result.validation.push_back({epoch, step, val.loss, val.accuracy});
-    if (on_epoch) on_epoch({o.norm, o.seed, epoch, o.epochs, loss_sum / double(batch_count), val.accuracy, epoch_seconds});
+    if (on_epoch)
+      on_epoch({o.norm, o.seed, epoch, o.epochs, loss_sum / double(batch_count), val.accuracy, epoch_seconds});
   }
 
   if (result.ok()) {
@@ -217,7 +216,8 @@ std::string validation_csv(const std::vector<RunResult>& results) {
     const std::string run = short_name(result.norm);
     for (const EpochValidation& v : result.validation) {
       std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g,%.9g\n", static_cast<unsigned long long>(result.seed),
-                    static_cast<long long>(v.epoch), static_cast<long long>(v.step), double(v.loss), double(v.accuracy));
+                    static_cast<long long>(v.epoch), static_cast<long long>(v.step), double(v.loss),
+                    double(v.accuracy));
       csv += run + row;
     }
   }

@@ -23,10 +23,10 @@ struct TrainOptions {
   NormKind norm = NormKind::None;
   DeepNetOptions net{};
   int64_t epochs = 5;
-  double lr = 0.05;          // SGD without momentum
+  double lr = 0.05;  // SGD without momentum
   int64_t batch_size = 64;
-  bool drop_last = false;    // false: the short last batch is kept, as the lesson does
-  uint64_t seed = 0;         // seeds the run's own init generator and the loader's shuffling
+  bool drop_last = false;  // false: the short last batch is kept, as the lesson does
+  uint64_t seed = 0;       // seeds the run's own init generator and the loader's shuffling
   /// Start from these weights instead of the random init (--init); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
@@ -56,11 +56,11 @@ struct EpochValidation {
 struct EpochReport {
   NormKind norm;
   uint64_t seed;
-  int64_t epoch;          // 1-based
+  int64_t epoch;  // 1-based
   int64_t epochs;
-  double mean_loss;       // mean of the epoch's batch losses
-  float val_accuracy;     // in eval mode, after the epoch
-  double seconds;         // of this epoch's training
+  double mean_loss;    // mean of the epoch's batch losses
+  float val_accuracy;  // in eval mode, after the epoch
+  double seconds;      // of this epoch's training
 };
 using EpochCallback = std::function<void(const EpochReport&)>;
 
@@ -80,10 +80,10 @@ struct RunResult {
   std::optional<std::string> failure;
   bool interrupted = false;  // stopped by TrainOptions::stop; failure says where
   bool diverged = false;     // a loss, weight or final figure turned NaN or infinite
-  float train_loss = 0.0f;      // eval mode, the whole training split
-  float val_loss = 0.0f;        // eval mode, the validation split
+  float train_loss = 0.0f;   // eval mode, the whole training split
+  float val_loss = 0.0f;     // eval mode, the validation split
   float val_accuracy = 0.0f;
-  double seconds = 0.0;         // build + train + evaluate
+  double seconds = 0.0;                   // build + train + evaluate
   std::shared_ptr<nn::Sequential> model;  // the trained model
 
   bool ok() const { return !failure.has_value(); }

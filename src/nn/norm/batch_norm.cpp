@@ -48,8 +48,8 @@ Tensor BatchNormBase::forward(const Tensor& input) {
   double factor = options_.momentum.value_or(0.0);
   if (update) {
     if (input.numel() / options_.num_features == 1)  // refuse before counting the batch (an empty one counts)
-      throw Error(cat("Expected more than 1 value per channel when training, got input size ",
-                      to_string(input.shape())));
+      throw Error(
+          cat("Expected more than 1 value per channel when training, got input size ", to_string(input.shape())));
     num_batches_tracked.data()[0] += 1.0f;
     if (!options_.momentum) factor = 1.0 / double(num_batches_tracked.data()[0]);
   }

@@ -52,17 +52,16 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
   const SavedTensor saved_x(x);
   const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
   const Shape affine_shape = weight.defined() ? weight.shape() : bias.defined() ? bias.shape() : Shape{};
-  return record(out, name, {x, weight, bias},
-                [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
-                  Tensor dx = empty_if(want_x, shape);
-                  Tensor dw = empty_if(want_w, affine_shape);
-                  Tensor db = empty_if(want_b, affine_shape);
-                  Tensor stats_handle = saved_stats;  // read only
-                  kernels::row_norm_backward(
-                      data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), saved_x.unpack().data(),
-                      stats_rows(stats_handle, layout.centered, layout.rows), data_or_null(saved_w.unpack()), layout);
-                  return {dx, dw, db};
-                });
+  return record(out, name, {x, weight, bias}, [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+    Tensor dx = empty_if(want_x, shape);
+    Tensor dw = empty_if(want_w, affine_shape);
+    Tensor db = empty_if(want_b, affine_shape);
+    Tensor stats_handle = saved_stats;  // read only
+    kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), saved_x.unpack().data(),
+                               stats_rows(stats_handle, layout.centered, layout.rows), data_or_null(saved_w.unpack()),
+                               layout);
+    return {dx, dw, db};
+  });
 }
 
 }  // namespace minidl::detail
