@@ -221,6 +221,16 @@ class Reader {
     return state;
   }
 
+  // IEEE 754 binary16 to float32, exactly (every half is a float): portable, since not
+  // every compiler has _Float16 on x86-64.
+  static float half_to_float(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+    if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+    if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+    const float magnitude = float(mantissa) * 0x1p-24f;  // subnormal (or zero): mantissa x 2^-24
+    return sign ? -magnitude : magnitude;
+  }
+
   // One stored value as float32 (rounded to nearest: F64 past float's range becomes inf).
   static float to_float(Stored stored, const char* at) {
     switch (stored) {
@@ -229,7 +239,7 @@ class Reader {
       case Stored::F64:
         return float(load<double>(at));
       case Stored::F16:
-        return float(std::bit_cast<_Float16>(load<uint16_t>(at)));
+        return half_to_float(load<uint16_t>(at));
       case Stored::BF16:
         return std::bit_cast<float>(uint32_t(load<uint16_t>(at)) << 16);  // bfloat16 is float's top half
       case Stored::F32:

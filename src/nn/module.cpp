@@ -44,11 +44,8 @@ NamedTensors Module::named_parameters() const {
 }
 
 std::vector<Tensor> Module::parameters() const {
-  std::vector<Tensor> out;
-  for (auto& [name, value] : named_parameters()) {
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const Tensor& p) { return p.same(value); });
-    if (!seen) out.push_back(value);
-  }
+  std::vector<Tensor> out;  // named_parameters() already lists a tied tensor once
+  for (auto& entry : named_parameters()) out.push_back(entry.second);
   return out;
 }
 
