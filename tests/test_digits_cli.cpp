@@ -6,6 +6,7 @@
 
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
+#include "support/digits_cli.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -28,19 +29,8 @@ size_t count_lines(const std::string& text) { return size_t(std::count(text.begi
 // A small, fast run: two blocks, one epoch.
 const std::vector<std::string> kSmall{"--depth", "2", "--width", "16", "--epochs", "1", "--quiet", "--seeds", "0"};
 
-// args with more added; an option of more that args already has replaces its value there
-// (digits refuses an option given twice).
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  for (size_t i = 0; i < more.size(); ++i) {
-    auto given = std::find(args.begin(), args.end(), more[i]);
-    const bool has_value = i + 1 < more.size() && !more[i + 1].starts_with("--");
-    if (more[i].starts_with("--") && given != args.end() && has_value && given + 1 != args.end()) {
-      *(given + 1) = more[++i];
-    } else {
-      args.push_back(more[i]);
-    }
-  }
-  return args;
+std::vector<std::string> with(const std::vector<std::string>& args, const std::vector<std::string>& more) {
+  return minidl::testing::with_options(args, more);
 }
 
 }  // namespace

@@ -28,20 +28,7 @@ namespace {
 
 const std::vector<std::string> kQuick{"--quiet", "--seeds", "0", "--depth", "2", "--width", "16", "--epochs", "1"};
 
-// kQuick with more added; an option of more that kQuick has replaces its value there (digits
-// refuses an option given twice).
-std::vector<std::string> quick(const std::vector<std::string>& more) {
-  std::vector<std::string> args = kQuick;
-  for (size_t i = 0; i < more.size(); ++i) {
-    auto given = std::find(args.begin(), args.end(), more[i]);
-    if (given != args.end() && given + 1 != args.end() && i + 1 < more.size()) {
-      *(given + 1) = more[++i];
-    } else {
-      args.push_back(more[i]);
-    }
-  }
-  return args;
-}
+std::vector<std::string> quick(const std::vector<std::string>& more) { return testing::with_options(kQuick, more); }
 
 size_t lines_in(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Drives the built digits program (examples/digits/digits.cpp) from the tests: its path, a private
 // copy of the project's data to break, and runs that collect exit status and output.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -12,6 +13,21 @@ namespace minidl::testing {
 
 inline const std::string kDigitsBinary = MINIDL_DIGITS_EXE;
 inline const std::filesystem::path kProjectData = std::filesystem::path(MINIDL_SOURCE_DIR) / "data";
+
+/// args with more added; an option of more that args already has ("--width 32") replaces its
+/// value there instead, since digits refuses an option given twice.
+inline std::vector<std::string> with_options(std::vector<std::string> args, const std::vector<std::string>& more) {
+  for (size_t i = 0; i < more.size(); ++i) {
+    auto given = std::find(args.begin(), args.end(), more[i]);
+    const bool has_value = i + 1 < more.size() && !more[i + 1].starts_with("--");
+    if (more[i].starts_with("--") && given != args.end() && has_value && given + 1 != args.end()) {
+      *(given + 1) = more[++i];
+    } else {
+      args.push_back(more[i]);
+    }
+  }
+  return args;
+}
 
 /// A scratch directory holding a copy of the digits data (data/) to corrupt.
 class DigitsScratch {
