@@ -678,7 +678,11 @@ def main():
             make(args.out)
     if args.only != "layers":
         lesson_fixtures(args.out, args.data)
+    if args.only != "lesson":
+        fixtures_optim.optim_cases(args.out)
 
 
 if __name__ == "__main__":
+    import fixtures_optim  # noqa: E402 (imports this module's helpers)
+
     main()
