@@ -14,7 +14,7 @@ namespace {
 // One step's coefficients, float32 as PyTorch's kernels apply its Python-float scalars; the
 // bias corrections are computed in double, as Python does, and rounded once.
 struct Update {
-  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+  float one_minus_beta1, beta2, one_minus_beta2;
   float decay;          // Adam's L2 term (0 for AdamW)
   float shrink;         // AdamW's 1 - lr weight_decay (1 for Adam)
   float neg_step_size;  // -lr / (1 - beta1^t)
@@ -24,13 +24,19 @@ struct Update {
 
 constexpr int64_t kChunk = 1 << 14;  // values per parallel task
 
-// The update of n values, in PyTorch's order of operations (_single_tensor_adam).
+// PyTorch 2.x's first moment, exp_avg.lerp_(grad, 1 - beta1), with ATen's lerp (1.13 wrote
+// m * beta1 + (1 - beta1) g: the same value up to rounding).
+inline float lerp(float start, float end, float weight) {
+  return std::fabs(weight) < 0.5f ? start + weight * (end - start) : end - (end - start) * (1.0f - weight);
+}
+
+// The update of n values, in PyTorch 2.x's order of operations (_single_tensor_adam).
 void update_values(float* w, const float* dw, float* m, float* v, float* v_max, int64_t n, Update u) {
   for (int64_t i = 0; i < n; ++i) {
     if (u.shrink != 1.0f) w[i] *= u.shrink;
     float g = u.maximize ? -dw[i] : dw[i];
     if (u.decay != 0.0f) g += u.decay * w[i];
-    m[i] = m[i] * u.beta1 + u.one_minus_beta1 * g;
+    m[i] = lerp(m[i], g, u.one_minus_beta1);
     v[i] = v[i] * u.beta2 + u.one_minus_beta2 * g * g;
     float second = v[i];
     if (u.amsgrad) second = v_max[i] = std::max(v_max[i], v[i]);
@@ -83,8 +89,7 @@ void Adam::step() {
     if (o.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = Tensor::zeros(p.shape());
     const double t = double(++state.step);
     const double bias_correction1 = 1.0 - std::pow(o.beta1, t), bias_correction2 = 1.0 - std::pow(o.beta2, t);
-    const Update u{float(o.beta1),
-                   float(1.0 - o.beta1),
+    const Update u{float(1.0 - o.beta1),
                    float(o.beta2),
                    float(1.0 - o.beta2),
                    decoupled_decay_ ? 0.0f : float(o.weight_decay),

@@ -19,7 +19,7 @@ struct AdamOptions {
 
 /// For each parameter p with gradient g, t its step count (from 1):
 ///   g = -g if maximize;  g += weight_decay p  (AdamW instead: p *= 1 - lr weight_decay);
-///   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2;
+///   m = beta1 m + (1 - beta1) g (as 2.x: m.lerp_(g, 1 - beta1));  v = beta2 v + (1 - beta2) g^2;
 ///   amsgrad: v_max = max(v_max, v), used below in place of v;
 ///   p -= lr / (1 - beta1^t) m / (sqrt(v) / sqrt(1 - beta2^t) + eps).
 /// The moments (zeros) are allocated on a parameter's first step with a gradient.
