@@ -203,3 +203,39 @@ TEST_CASE("load_state_dict refuses what does not fit, and changes nothing then",
   REQUIRE_THROWS_WITH(adam.load_state_dict(moments), Catch::Contains("betas should hold 2 values, got 1"));
   CHECK_FALSE(adam.options().amsgrad);
 }
+
+TEST_CASE("read_optimizer_state refuses files that are not one group's optimizer state", "[optim][resume]") {
+  const auto dir = scratch("malformed");
+  const std::string path = (dir / "state.safetensors").string();
+  auto write = [&](const io::Metadata& metadata, const nn::StateDict& tensors = {}) {
+    io::save_safetensors(path, tensors, metadata);
+  };
+  std::string kind;
+  write({});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("not an optimizer state"));
+  write({{"optimizer", "Adam"}, {"param_groups", R"([{"params": [0]}, {"params": [1]}])"}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind),
+                      Catch::Contains("a list of one group") && Catch::Contains("got 2 groups"));
+  write({{"optimizer", "Adam"}, {"param_groups", R"([{"params": [1]}])"}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("entry 0 is 1"));
+  write({{"optimizer", "Adam"}, {"param_groups", "[{"}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("param_groups is not valid JSON"));
+  write({{"optimizer", "Adam"}, {"param_groups", R"([{"params": [0], "lr": "fast"}])"}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("option lr is \"fast\""));
+  write({{"optimizer", "SGD"}, {"param_groups", R"([{"params": [0]}])"}}, {{"momentum_buffer", Tensor::zeros({2})}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind),
+                      Catch::Contains("tensor momentum_buffer is not named state.<parameter index>.<entry>"));
+  write({{"optimizer", "SGD"}, {"param_groups", R"([{"params": [0]}])"}},
+        {{"state.1.momentum_buffer", Tensor::zeros({2})}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("is for parameter 1 but the group has 1"));
+  // foreach: null and PyTorch's implementation switches are accepted.
+  write({{"optimizer", "SGD"},
+         {"param_groups", R"([{"params": [0], "lr": 0.5, "foreach": null, "differentiable": false}])"}},
+        {{"state.0.momentum_buffer", Tensor::ones({2})}});
+  Tensor p = Tensor::zeros({2}).requires_grad_();
+  SGD sgd({p}, {.lr = 0.1, .momentum = 0.9});
+  io::load_optimizer_state(path, sgd);
+  CHECK(sgd.lr() == 0.5);
+  CHECK(sgd.momentum_buffer(0).to_vector() == std::vector<float>{1.0f, 1.0f});
+  std::filesystem::remove_all(dir);
+}

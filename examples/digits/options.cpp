@@ -12,6 +12,7 @@
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "trainer_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -53,6 +54,7 @@ cxxopts::Options command_line() {
       "DIR")("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")(
       "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
       "FILE")("quiet", "no progress lines")("help", "show this help");
+  add_trainer_options(options);
   return options;
 }
 
@@ -146,6 +148,7 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.train.lr = parse_real("--lr", text("lr"));
   s.train.batch_size = whole("batch-size", 1);
   s.train.drop_last = args.count("drop-last") > 0;
+  s.train.trainer = parse_trainer_options(args);
   s.train.net.depth = whole("depth", 1);
   s.train.net.width = whole("width", 1);
   s.train.net.groups = whole("groups", 1);

@@ -20,6 +20,22 @@ nlohmann::ordered_json signal_json(int signal) {
   return nullptr;
 }
 
+// The trainer's setup with every default filled in, as the run used it.
+nlohmann::ordered_json trainer_json(const lesson::TrainerSetup& t) {
+  using lesson::OptimizerKind;
+  const bool sgd = t.optimizer == OptimizerKind::Sgd;
+  const double decay = t.weight_decay.value_or(t.optimizer == OptimizerKind::AdamW ? 1e-2 : 0.0);
+  nlohmann::ordered_json out = {{"optimizer", lesson::short_name(t.optimizer)}};
+  if (sgd) out["momentum"] = t.momentum.value_or(0.0);
+  if (!sgd) out["betas"] = t.betas.value_or(std::vector<double>{0.9, 0.999});
+  out["weight_decay"] = decay;
+  out["warmup"] = t.warmup;
+  out["warmup_start_factor"] = lesson::kWarmupStartFactor;
+  out["schedule"] = lesson::short_name(t.schedule);
+  out["clip"] = t.clip ? nlohmann::ordered_json(*t.clip) : nlohmann::ordered_json();
+  return out;
+}
+
 }  // namespace
 
 std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>& results, int stop_signal) {
@@ -45,11 +61,17 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                      {"val_loss", spread_json(row.val_loss)},
                      {"val_accuracy", spread_json(row.val_accuracy)}});
   const lesson::TrainOptions& t = s.train;
-  nlohmann::ordered_json settings = {{"epochs", t.epochs},         {"lr", t.lr},
-                                     {"batch_size", t.batch_size}, {"drop_last", t.drop_last},
-                                     {"depth", t.net.depth},       {"width", t.net.width},
-                                     {"groups", t.net.groups},     {"seeds", s.seeds},
-                                     {"init", s.init_dir},         {"batch_order", s.batch_order}};
+  nlohmann::ordered_json settings = {{"epochs", t.epochs},
+                                     {"lr", t.lr},
+                                     {"batch_size", t.batch_size},
+                                     {"drop_last", t.drop_last},
+                                     {"depth", t.net.depth},
+                                     {"width", t.net.width},
+                                     {"groups", t.net.groups},
+                                     {"seeds", s.seeds},
+                                     {"init", s.init_dir},
+                                     {"batch_order", s.batch_order},
+                                     {"trainer", trainer_json(t.trainer)}};
   const nlohmann::ordered_json summary{
       {"settings", settings}, {"interrupted", signal_json(stop_signal)}, {"norms", norms}, {"runs", runs}};
   return summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

@@ -7,9 +7,9 @@
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
+#include "minidl/nn/utils/clip_grad.hpp"
 #include "minidl/ops/cross_entropy.hpp"
 #include "minidl/ops/reduce.hpp"
-#include "minidl/optim/sgd.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::lesson {
@@ -79,6 +79,7 @@ std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
   check_deep_net_options(o.norm, o.net);
+  check_trainer_setup(o.trainer);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
   if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
@@ -86,6 +87,9 @@ void check_train_options(const TrainOptions& o, int64_t train_examples) {
     throw UsageError(cat("batch size ", o.batch_size, " with --drop-last leaves no batch of the ", train_examples,
                          "-example training split to train on"));
   if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
+  const int64_t batches =
+      o.drop_last ? train_examples / o.batch_size : (train_examples + o.batch_size - 1) / o.batch_size;
+  check_trainer_steps(o.trainer, o.epochs * batches);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
     throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
@@ -135,9 +139,11 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   result.model = deep_net(o.norm, o.net, init);
   nn::Sequential& model = *result.model;
   if (o.init) load_init(model, *o.init, o.norm);
-  optim::SGD optimizer(model.parameters(), {.lr = o.lr});
+  const std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(o.trainer, o.lr, model.parameters());
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
+  const std::shared_ptr<optim::LRScheduler> schedule =
+      make_schedule(o.trainer, *optimizer, o.epochs * loader.size(), loader.size());
 
   int64_t step = 0;
   for (int64_t epoch = 1; epoch <= o.epochs && result.ok(); ++epoch) {
@@ -153,7 +159,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         result.failure = cat(run_label(o.norm, o.seed), ": interrupted before epoch ", epoch, ", step ", step + 1);
         break;
       }
-      optimizer.zero_grad();
+      optimizer->zero_grad();
       Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
       const float value = loss.item();
       result.curve.push_back({epoch, ++step, value});
@@ -163,7 +169,9 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         break;
       }
       loss.backward();
-      optimizer.step();
+      if (o.trainer.clip) nn::utils::clip_grad_norm_(model.parameters(), *o.trainer.clip);
+      optimizer->step();
+      if (schedule) schedule->step();
       loss_sum += value;
       ++batch_count;
     }

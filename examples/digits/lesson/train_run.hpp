@@ -15,6 +15,7 @@
 
 #include "data/digits.hpp"
 #include "lesson/deep_net.hpp"
+#include "lesson/trainer_setup.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::lesson {
@@ -23,7 +24,8 @@ struct TrainOptions {
   NormKind norm = NormKind::None;
   DeepNetOptions net{};
   int64_t epochs = 5;
-  double lr = 0.05;  // SGD without momentum
+  double lr = 0.05;        // SGD without momentum unless `trainer` says otherwise
+  TrainerSetup trainer{};  // optimizer, schedule, clipping (lesson/trainer_setup.hpp)
   int64_t batch_size = 64;
   bool drop_last = false;  // false: the short last batch is kept, as the lesson does
   uint64_t seed = 0;       // seeds the run's own init generator and the loader's shuffling
