@@ -96,11 +96,11 @@ TEST_CASE("digits' summary records the trainer setup with its defaults", "[cli][
       "warmup_start_factor": 0.01, "schedule": "constant", "clip": null})"));
 }
 
-TEST_CASE("digits: each trainer option changes the curve; the defaults given explicitly keep its bits",
+TEST_CASE("digits: each trainer option changes the curve, and the defaults given explicitly keep its bits",
           "[cli][trainer]") {
   DigitsScratch s;
   auto curve = [&](std::vector<std::string> extra) {
-    testing::ProcessResult result = s.run(short_run(s, extra));
+    testing::ProcessResult result = s.run(testing::with_options(short_run(s, {}), extra));
     INFO("stderr: " << result.err);
     REQUIRE(result.exit_code == 0);
     return slurp(s.file("curves.csv"));
@@ -119,4 +119,9 @@ TEST_CASE("digits: each trainer option changes the curve; the defaults given exp
     INFO(changed[0] << " " << changed[1]);
     CHECK(curve(changed) != lesson);
   }
+  // StepLR halves the lr at the end of each epoch: the second epoch differs.
+  const std::string two_epochs = curve({"--epochs", "2"});
+  const std::string stepped = curve({"--epochs", "2", "--schedule", "step"});
+  CHECK(stepped != two_epochs);
+  CHECK(stepped.substr(0, lesson.size()) == lesson);  // the first epoch is the lesson's
 }
