@@ -225,9 +225,17 @@ TEST_CASE("read_optimizer_state refuses files that are not one group's optimizer
   write({{"optimizer", "SGD"}, {"param_groups", R"([{"params": [0]}])"}}, {{"momentum_buffer", Tensor::zeros({2})}});
   REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind),
                       Catch::Contains("tensor momentum_buffer is not named state.<parameter index>.<entry>"));
+  for (const char* name : {"abc", "state.", "state.0", "state.x.momentum_buffer", "state.0."}) {
+    INFO(name);
+    write({{"optimizer", "SGD"}, {"param_groups", R"([{"params": [0]}])"}}, {{name, Tensor::zeros({2})}});
+    REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("is not named state.<parameter index>"));
+  }
   write({{"optimizer", "SGD"}, {"param_groups", R"([{"params": [0]}])"}},
         {{"state.1.momentum_buffer", Tensor::zeros({2})}});
   REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("is for parameter 1 but the group has 1"));
+  write({{"optimizer", "SGD"}, {"param_groups", R"([{"params": [0]}])"}},
+        {{"state.123456789012345678901234567890.momentum_buffer", Tensor::zeros({2})}});
+  REQUIRE_THROWS_WITH(io::read_optimizer_state(path, kind), Catch::Contains("but the group has 1 parameters"));
   // foreach: null and PyTorch's implementation switches are accepted.
   write({{"optimizer", "SGD"},
          {"param_groups", R"([{"params": [0], "lr": 0.5, "foreach": null, "differentiable": false}])"}},

@@ -33,15 +33,17 @@ optim::OptionValue option_from_json(const json& value, const std::string& key, c
 
 // "state.<i>.<name>" -> (i, name); throws for any other tensor name.
 std::pair<size_t, std::string> state_key(const std::string& name, size_t params, const std::string& path) {
-  const size_t dot = name.find('.', 6);
-  const std::string index = name.substr(6, dot == std::string::npos ? std::string::npos : dot - 6);
-  if (name.rfind("state.", 0) != 0 || dot == std::string::npos || index.empty() ||
-      index.find_first_not_of("0123456789") != std::string::npos || dot + 1 == name.size())
+  const bool prefixed = name.rfind("state.", 0) == 0;
+  const size_t dot = prefixed ? name.find('.', 6) : std::string::npos;
+  const std::string index = dot == std::string::npos ? std::string() : name.substr(6, dot - 6);
+  if (dot == std::string::npos || index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
+      dot + 1 == name.size())
     throw UsageError(cat(path, ": tensor ", name, " is not named state.<parameter index>.<entry>"));
-  const size_t i = std::stoul(index);
+  // More digits than any parameter count: out of range without overflowing stoull.
+  const size_t i = index.size() > 18 ? params : size_t(std::stoull(index));
   if (i >= params)
     throw UsageError(
-        cat(path, ": tensor ", name, " is for parameter ", i, " but the group has ", params, " parameters"));
+        cat(path, ": tensor ", name, " is for parameter ", index, " but the group has ", params, " parameters"));
   return {i, name.substr(dot + 1)};
 }
 
