@@ -49,8 +49,9 @@ int run(const Command& command) {
   const Settings& s = command.settings;
   const auto experiments = select_experiments(command.names);
   if (!gnuplot_available())
-    throw Error("gnuplot is not on PATH, and the lab draws its pictures with it: install gnuplot (apt-get install "
-                "gnuplot-nox)");
+    throw Error(
+        "gnuplot is not on PATH, and the lab draws its pictures with it: install gnuplot (apt-get install "
+        "gnuplot-nox)");
   const data::DigitsSplit data = data::load_digits(s.data_dir);
   const Context context{s, data};
   std::vector<Job> jobs;
@@ -68,15 +69,16 @@ int run(const Command& command) {
   const auto& known = all_experiments();
   for (size_t k = 0; k < experiments.size(); ++k) {
     std::vector<Record> mine;
-    for (size_t j = first_job[k]; j < first_job[k + 1]; ++j) mine.insert(mine.end(), records[j].begin(), records[j].end());
+    for (size_t j = first_job[k]; j < first_job[k + 1]; ++j)
+      mine.insert(mine.end(), records[j].begin(), records[j].end());
     const Outcome outcome = experiments[k]->judge(mine, s);
     const size_t number = size_t(std::find(known.begin(), known.end(), experiments[k]) - known.begin()) + 1;
     write_experiment(*experiments[k], number, s, mine, outcome);
     std::printf("%-18s %s\n", experiments[k]->name().c_str(), verdict_text(outcome.verdict).c_str());
   }
-  const std::string timing = cat("The last run (", jobs.size(), " runs, seeds ", lesson::seeds_text(s.seeds),
-                                 s.quick ? ", --quick" : "", ", ", s.jobs, " jobs) took ", fixed(wall, 0),
-                                 " s of wall-clock time and ", fixed(cpu, 1), " s of CPU time.");
+  const std::string timing =
+      cat("The last run (", jobs.size(), " runs, seeds ", lesson::seeds_text(s.seeds), s.quick ? ", --quick" : "", ", ",
+          s.jobs, " jobs) took ", fixed(wall, 0), " s of wall-clock time and ", fixed(cpu, 1), " s of CPU time.");
   write_readme(s.out_dir, command.names.size() == 1 && command.names.front() == "all" ? timing : "");
   std::printf("%s\n", timing.c_str());
   return 0;

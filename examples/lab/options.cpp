@@ -24,8 +24,8 @@ cxxopts::Options command_line() {
   options.add_options()("seeds", "seeds of every training run: 0-4, 0,3,7", text()->default_value("0-4"), "LIST")(
       "out", "directory for the CSV files, pictures and README.md (default: the project's docs/lab)", text(), "DIR")(
       "quick", "one seed, small grids, one epoch: every experiment exercised in seconds")(
-      "jobs", "runs at once, each on its own thread, with the results of one by one (default: the cores)", text(),
-      "N")("data", "directory with digits.csv and the split files (default: the project's data/)", text(), "DIR")(
+      "jobs", "runs at once, each on its own thread, with the results of one by one (default: the cores)", text(), "N")(
+      "data", "directory with digits.csv and the split files (default: the project's data/)", text(), "DIR")(
       "help", "show this help")("words", "", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"words"});
   return options;

@@ -38,8 +38,7 @@ const std::string& Record::text(const std::string& name) const {
 std::string records_csv(const std::vector<Record>& records) {
   if (records.empty()) return "";
   std::string csv;
-  for (size_t i = 0; i < records.front().fields.size(); ++i)
-    csv += (i ? "," : "") + records.front().fields[i].first;
+  for (size_t i = 0; i < records.front().fields.size(); ++i) csv += (i ? "," : "") + records.front().fields[i].first;
   csv += "\n";
   char number[32];
   for (const Record& record : records) {

@@ -10,9 +10,9 @@ namespace minidl::lab {
 const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
   // One line per experiment: a later issue adds its own here.
   static const std::vector<std::shared_ptr<const Experiment>> experiments{
-      depth_experiment(),        learning_rate_experiment(), init_scale_experiment(), batch_size_experiment(),
-      eval_mode_experiment(),    running_stats_experiment(), batch_mates_experiment(), bias_before_norm_experiment(),
-      rms_offset_experiment(),   group_norm_experiment()};
+      depth_experiment(),      learning_rate_experiment(), init_scale_experiment(),  batch_size_experiment(),
+      eval_mode_experiment(),  running_stats_experiment(), batch_mates_experiment(), bias_before_norm_experiment(),
+      rms_offset_experiment(), group_norm_experiment()};
   return experiments;
 }
 

@@ -75,8 +75,8 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
       }
       sections += text.substr(text.find('\n') + 1) + "\n";
     }
-    overview += cat("| ", number, " | [", e->title(), "](#", anchor(cat(number, ". ", e->title())), ") | ", e->claim(), " | **",
-                    verdict, "** |\n");
+    overview += cat("| ", number, " | [", e->title(), "](#", anchor(cat(number, ". ", e->title())), ") | ", e->claim(),
+                    " | **", verdict, "** |\n");
   }
   std::string md =
       "# The lab: the lesson's claims about normalization, measured\n\n"

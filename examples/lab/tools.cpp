@@ -157,8 +157,7 @@ void draw(const std::string& out_dir, const std::string& png, const std::string&
 }
 
 std::string plot_header(const std::string& png, int width, int height) {
-  return cat("set terminal pngcairo size ", width, ",", height, " font 'sans,10'\nset output '", png,
-             "'\nset grid\n");
+  return cat("set terminal pngcairo size ", width, ",", height, " font 'sans,10'\nset output '", png, "'\nset grid\n");
 }
 
 std::string two_panels(const std::string& png, const std::string& title, int width, int height) {

@@ -24,7 +24,8 @@ lesson::TrainOptions lesson_training(const Settings& settings);
 std::vector<lesson::NormKind> all_norms();
 
 /// The records whose text field `key` equals `value` (and so on for each pair).
-std::vector<Record> where(const std::vector<Record>& records, const std::vector<std::pair<std::string, std::string>>& match);
+std::vector<Record> where(const std::vector<Record>& records,
+                          const std::vector<std::pair<std::string, std::string>>& match);
 /// The records whose number field `key` equals `value`.
 std::vector<Record> where_num(const std::vector<Record>& records, const std::string& key, double value);
 /// The spread over records of a figure (NaN values are left out; count says how many went in).

@@ -32,7 +32,8 @@ const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
 std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& options) {
   switch (norm) {
     case NormKind::Batch:
-      return std::make_shared<nn::BatchNorm1d>(nn::BatchNormOptions{.num_features = options.width, .momentum = options.bn_momentum});
+      return std::make_shared<nn::BatchNorm1d>(
+          nn::BatchNormOptions{.num_features = options.width, .momentum = options.bn_momentum});
     case NormKind::Layer:
       return std::make_shared<nn::LayerNorm>(options.width);
     case NormKind::RMS:

@@ -29,7 +29,7 @@ struct TrainOptions {
   /// Set: train exactly this many optimizer steps, as many epochs as that takes (the last one
   /// cut short), instead of `epochs` epochs.
   std::optional<int64_t> steps{};
-  uint64_t seed = 0;       // seeds the run's own init generator and the loader's shuffling
+  uint64_t seed = 0;  // seeds the run's own init generator and the loader's shuffling
   /// Start from these weights instead of the random init (--init); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch

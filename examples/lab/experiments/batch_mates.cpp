@@ -129,8 +129,8 @@ class BatchMatesExperiment : public Experiment {
       const auto mine = where(records, {{"norm", lesson::short_name(norm)}});
       const lesson::Spread mates = spread(mine, "spread_over_mates"), mode = spread(mine, "train_vs_eval"),
                            sizes = spread(mine, "across_batch_sizes"), bits = spread(mine, "bitwise");
-      rows.push_back({lesson::display_name(norm), sci(mates.max), sci(mode.max), sci(sizes.max),
-                      bits.min == 1.0 ? "yes" : "no"});
+      rows.push_back(
+          {lesson::display_name(norm), sci(mates.max), sci(mode.max), sci(sizes.max), bits.min == 1.0 ? "yes" : "no"});
       bars.push_back({double(i++), std::max(mates.max, 1e-12)});
       if (norm == NormKind::Batch) leaks = mates.min > kLeak;
       else stable = stable && mates.max <= kRounding && mode.max <= kRounding && sizes.max <= kRounding;
@@ -140,11 +140,12 @@ class BatchMatesExperiment : public Experiment {
                                                            rows);
     std::string script = plot_header("batch_mates.png", 800, 460);
     script += datablock("spread", bars);
-    script += "set title \"One example's training-mode logits as its batch mates change (largest spread; 1e-12 = none)\"\n"
-              "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.6\nunset key\n"
-              "set ylabel 'max - min of a logit across 8 batches'\n"
-              "set xtics ('BatchNorm1d' 0, 'LayerNorm' 1, 'RMSNorm' 2, 'GroupNorm' 3)\n"
-              "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
+    script +=
+        "set title \"One example's training-mode logits as its batch mates change (largest spread; 1e-12 = none)\"\n"
+        "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.6\nunset key\n"
+        "set ylabel 'max - min of a logit across 8 batches'\n"
+        "set xtics ('BatchNorm1d' 0, 'LayerNorm' 1, 'RMSNorm' 2, 'GroupNorm' 3)\n"
+        "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
     draw(s.out_dir, "batch_mates.png", script);
     out.pictures = {"batch_mates.png"};
     out.verdict = leaks && stable ? Verdict::Held : leaks || stable ? Verdict::HeldPartly : Verdict::DidNotHold;

@@ -11,15 +11,17 @@ namespace {
 
 using lesson::NormKind;
 
-constexpr double kDrop = 0.1;    // how far below its best BatchNorm must fall at batch 2 to "struggle"
-constexpr double kWorks = 0.5;   // the validation accuracy LayerNorm must reach at batch size 1 to "work"
+constexpr double kDrop = 0.1;   // how far below its best BatchNorm must fall at batch 2 to "struggle"
+constexpr double kWorks = 0.5;  // the validation accuracy LayerNorm must reach at batch size 1 to "work"
 
 std::vector<double> sizes(const Settings& s) {
   if (s.quick) return {1, 2, 64};
   return {1, 2, 4, 8, 16, 32, 64, 128, 256};
 }
 int64_t fixed_steps(const Settings& s) { return s.quick ? 30 : 200; }
-std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::Layer, NormKind::Group, NormKind::RMS, NormKind::None}; }
+std::vector<NormKind> norms() {
+  return {NormKind::Batch, NormKind::Layer, NormKind::Group, NormKind::RMS, NormKind::None};
+}
 
 class BatchSize : public Experiment {
  public:
@@ -42,12 +44,15 @@ class BatchSize : public Experiment {
                "refuses it (one value per channel).");
   }
   std::string rule() const override {
-    return cat("(a) BatchNorm struggles: in the fixed-epochs runs its mean validation accuracy at batch 2 is at "
-               "least ",
-               kDrop, " below its best over the batch sizes and below LayerNorm's at batch 2; (b) LayerNorm works at "
-               "batch size 1: it trains there (BatchNorm cannot) and reaches a mean validation accuracy of ",
-               kWorks, " in either regime (a diverged run counts as 0). Held: (a) and (b); held partly: one; did "
-               "not hold: neither.");
+    return cat(
+        "(a) BatchNorm struggles: in the fixed-epochs runs its mean validation accuracy at batch 2 is at "
+        "least ",
+        kDrop,
+        " below its best over the batch sizes and below LayerNorm's at batch 2; (b) LayerNorm works at "
+        "batch size 1: it trains there (BatchNorm cannot) and reaches a mean validation accuracy of ",
+        kWorks,
+        " in either regime (a diverged run counts as 0). Held: (a) and (b); held partly: one; did "
+        "not hold: neither.");
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -68,8 +73,9 @@ class BatchSize : public Experiment {
   Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
     std::string script = two_panels("batch_size.png", "Batch size: validation accuracy (mean and range over seeds)");
-    script += "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
-              "set xrange [0.8:320]\nset key bottom right\n";
+    script +=
+        "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
+        "set xrange [0.8:320]\nset key bottom right\n";
     for (const char* regime : {"epochs", "steps"}) {
       const auto in_regime = where(records, {{"regime", regime}});
       std::vector<std::vector<std::string>> rows;
@@ -95,9 +101,11 @@ class BatchSize : public Experiment {
                        ? cat("Validation accuracy after ", lesson_training(s).epochs, " epoch(s):\n\n")
                        : cat("\nValidation accuracy after ", fixed_steps(s), " steps:\n\n");
       out.table += markdown_table(header, rows);
-      script += cat("set title '", std::string(regime) == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)")
-                                                                    : cat(fixed_steps(s), " steps"),
-                    "'\n") + plots + "\n";
+      script += cat("set title '",
+                    std::string(regime) == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)")
+                                                    : cat(fixed_steps(s), " steps"),
+                    "'\n") +
+                plots + "\n";
     }
     draw(s.out_dir, "batch_size.png", script + "unset multiplot\n");
     out.pictures = {"batch_size.png"};
@@ -113,7 +121,8 @@ class BatchSize : public Experiment {
     const double bn2 = acc("epochs", NormKind::Batch, 2), ln2 = acc("epochs", NormKind::Layer, 2);
     const bool struggles = bn2 <= bn_best - kDrop && bn2 < ln2;
     const double ln1 = std::max(acc("epochs", NormKind::Layer, 1), acc("steps", NormKind::Layer, 1));
-    const bool bn1_refused = count_status(where_num(where(records, {{"norm", "batch"}}), "batch_size", 1), "refused") > 0;
+    const bool bn1_refused =
+        count_status(where_num(where(records, {{"norm", "batch"}}), "batch_size", 1), "refused") > 0;
     const bool works = ln1 >= kWorks && bn1_refused;
     out.verdict = struggles && works ? Verdict::Held : struggles || works ? Verdict::HeldPartly : Verdict::DidNotHold;
     out.why = cat("(a) BatchNorm at batch 2: ", fixed(bn2), " against its best ", fixed(bn_best), " and LayerNorm's ",

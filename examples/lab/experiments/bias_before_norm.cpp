@@ -18,8 +18,8 @@ namespace {
 
 using lesson::NormKind;
 
-constexpr double kRounding = 1e-5;   // outputs near 1 and gradients: float rounding
-constexpr double kVisible = 1e-3;    // a difference that is not rounding
+constexpr double kRounding = 1e-5;  // outputs near 1 and gradients: float rounding
+constexpr double kVisible = 1e-3;   // a difference that is not rounding
 
 double max_abs(const Tensor& t) {
   double m = 0.0;
@@ -71,12 +71,12 @@ class BiasBeforeNormExperiment : public Experiment {
   }
   std::string source() const override { return "study guide, \"Traps\" (a D2L exercise)"; }
   std::string setup(const Settings& s) const override {
-    return cat("Exact part: Linear(64, 64) with its bias (uniform in +-1/8 as drawn) and the same Linear without "
-               "one, each followed by a fresh BatchNorm1d(64) in training mode or LayerNorm(64), on a random (32, 64) "
-               "batch per seed; the loss sum(y * r) with a random r for the gradients. Training part: the lesson's "
-               "network (",
-               lesson_training(s).epochs,
-               " epoch(s)) with and without the bias of each Linear before a norm layer.");
+    return cat(
+        "Exact part: Linear(64, 64) with its bias (uniform in +-1/8 as drawn) and the same Linear without "
+        "one, each followed by a fresh BatchNorm1d(64) in training mode or LayerNorm(64), on a random (32, 64) "
+        "batch per seed; the loss sum(y * r) with a random r for the gradients. Training part: the lesson's "
+        "network (",
+        lesson_training(s).epochs, " epoch(s)) with and without the bias of each Linear before a norm layer.");
   }
   std::string rule() const override {
     return cat("held when, on every seed, before BatchNorm the outputs with and without the bias differ by at most ",
@@ -133,14 +133,13 @@ class BiasBeforeNormExperiment : public Experiment {
         if (norm == NormKind::Batch)
           batch_part = batch_part && r.num("output_difference") <= kRounding &&
                        r.num("bias_gradient") <= kRounding * r.num("weight_gradient");
-        else
-          layer_part = layer_part && r.num("output_difference") > kVisible && r.num("bias_gradient") > kVisible;
+        else layer_part = layer_part && r.num("output_difference") > kVisible && r.num("bias_gradient") > kVisible;
       }
     }
-    out.table = "Exact part, over seeds:\n\n" +
-                markdown_table({"norm after the Linear", "max output difference, bias vs none",
-                                "max bias gradient", "max weight gradient"},
-                               rows);
+    out.table =
+        "Exact part, over seeds:\n\n" + markdown_table({"norm after the Linear", "max output difference, bias vs none",
+                                                        "max bias gradient", "max weight gradient"},
+                                                       rows);
     std::vector<std::vector<std::string>> train_rows;
     for (NormKind norm : {NormKind::Batch, NormKind::Layer})
       for (const char* bias : {"yes", "no"}) {
@@ -152,28 +151,27 @@ class BiasBeforeNormExperiment : public Experiment {
                  markdown_table({"norm", "bias before it", "training loss", "val accuracy"}, train_rows);
     std::string script = plot_header("bias_before_norm.png", 800, 460);
     script += datablock("d", bars);
-    script += "set title 'A bias before the norm: output difference and bias gradient (largest over seeds)'\n"
-              "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.35\n"
-              "set xtics ('Linear + BatchNorm1d' 0, 'Linear + LayerNorm' 1)\nset key top left\n"
-              "plot $d using ($1-0.18):2 with boxes title 'output difference, with vs without bias', "
-              "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
+    script +=
+        "set title 'A bias before the norm: output difference and bias gradient (largest over seeds)'\n"
+        "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.35\n"
+        "set xtics ('Linear + BatchNorm1d' 0, 'Linear + LayerNorm' 1)\nset key top left\n"
+        "plot $d using ($1-0.18):2 with boxes title 'output difference, with vs without bias', "
+        "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
     draw(s.out_dir, "bias_before_norm.png", script);
     out.pictures = {"bias_before_norm.png"};
-    out.verdict = batch_part && layer_part ? Verdict::Held
+    out.verdict = batch_part && layer_part   ? Verdict::Held
                   : batch_part || layer_part ? Verdict::HeldPartly
                                              : Verdict::DidNotHold;
-    out.why = cat("Before BatchNorm the bias ", batch_part ? "changes nothing beyond rounding and gets no gradient"
-                                                              : "was not removed by this rule",
-                  "; before LayerNorm it ", layer_part ? "changes the outputs and gets a gradient" : "was removed",
-                  ".");
+    out.why =
+        cat("Before BatchNorm the bias ",
+            batch_part ? "changes nothing beyond rounding and gets no gradient" : "was not removed by this rule",
+            "; before LayerNorm it ", layer_part ? "changes the outputs and gets a gradient" : "was removed", ".");
     return out;
   }
 };
 
 }  // namespace
 
-std::shared_ptr<const Experiment> bias_before_norm_experiment() {
-  return std::make_shared<BiasBeforeNormExperiment>();
-}
+std::shared_ptr<const Experiment> bias_before_norm_experiment() { return std::make_shared<BiasBeforeNormExperiment>(); }
 
 }  // namespace minidl::lab

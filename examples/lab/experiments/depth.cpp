@@ -11,7 +11,7 @@ namespace {
 
 using lesson::NormKind;
 
-constexpr double kStuckLoss = 2.0;   // ln 10 = 2.303 is guessing; below 2.0 it has learned something
+constexpr double kStuckLoss = 2.0;  // ln 10 = 2.303 is guessing; below 2.0 it has learned something
 constexpr double kLearnedAccuracy = 0.8;
 
 std::vector<int64_t> depths(const Settings& s) {
@@ -30,16 +30,17 @@ class Depth : public Experiment {
   std::string setup(const Settings& s) const override {
     std::string list;
     for (int64_t d : depths(s)) list += (list.empty() ? "" : ", ") + std::to_string(d);
-    return cat("The lesson's training (SGD lr 0.05, batch 64, ", lesson_training(s).epochs,
-               " epoch(s)) at depth ", list, " x none / batch / layer / rms / group (GroupNorm 8 groups).");
+    return cat("The lesson's training (SGD lr 0.05, batch 64, ", lesson_training(s).epochs, " epoch(s)) at depth ",
+               list, " x none / batch / layer / rms / group (GroupNorm 8 groups).");
   }
   std::string rule() const override {
-    return cat("at the lesson's depth 8, the network without a norm is \"stuck\" when its mean training loss is "
-               "above ",
-               kStuckLoss, ", and a norm \"learns\" when its mean validation accuracy reaches ", kLearnedAccuracy,
-               ". Held: none stuck and every norm learns; held partly: one of the two; did not hold: neither. "
-               "The table also answers where none stops learning (the smallest depth it is stuck at) and "
-               "whether a norm fails (does not learn) at the largest depth.");
+    return cat(
+        "at the lesson's depth 8, the network without a norm is \"stuck\" when its mean training loss is "
+        "above ",
+        kStuckLoss, ", and a norm \"learns\" when its mean validation accuracy reaches ", kLearnedAccuracy,
+        ". Held: none stuck and every norm learns; held partly: one of the two; did not hold: neither. "
+        "The table also answers where none stops learning (the smallest depth it is stuck at) and "
+        "whether a norm fails (does not learn) at the largest depth.");
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -89,7 +90,7 @@ class Depth : public Experiment {
     for (NormKind norm : all_norms())
       if (norm != NormKind::None && !(mean_of(lesson_depth, norm, "val_accuracy") >= kLearnedAccuracy))
         not_learning += (not_learning.empty() ? "" : ", ") + lesson::display_name(norm);
-    out.verdict = stuck && not_learning.empty() ? Verdict::Held
+    out.verdict = stuck && not_learning.empty()   ? Verdict::Held
                   : stuck || not_learning.empty() ? Verdict::HeldPartly
                                                   : Verdict::DidNotHold;
     std::string first_stuck = "at no depth tried";
@@ -103,23 +104,25 @@ class Depth : public Experiment {
     for (NormKind norm : all_norms())
       if (norm != NormKind::None && !(mean_of(deepest, norm, "val_accuracy") >= kLearnedAccuracy))
         failing += (failing.empty() ? "" : ", ") + lesson::display_name(norm);
-    out.why = cat("At depth 8 the network without a norm ends at a mean training loss of ",
-                  fixed(mean_of(lesson_depth, NormKind::None, "train_loss")), " (", stuck ? "stuck" : "not stuck",
-                  "); ",
-                  not_learning.empty() ? "every norm reaches " + fixed(kLearnedAccuracy, 1) + " validation accuracy"
-                                       : "below " + fixed(kLearnedAccuracy, 1) + " accuracy: " + not_learning,
-                  ". Without a norm the network is stuck ", first_stuck, ". At depth ", deepest, ", ",
-                  failing.empty() ? "no norm fails" : "these norms do not learn: " + failing, ".");
+    out.why =
+        cat("At depth 8 the network without a norm ends at a mean training loss of ",
+            fixed(mean_of(lesson_depth, NormKind::None, "train_loss")), " (", stuck ? "stuck" : "not stuck", "); ",
+            not_learning.empty() ? "every norm reaches " + fixed(kLearnedAccuracy, 1) + " validation accuracy"
+                                 : "below " + fixed(kLearnedAccuracy, 1) + " accuracy: " + not_learning,
+            ". Without a norm the network is stuck ", first_stuck, ". At depth ", deepest, ", ",
+            failing.empty() ? "no norm fails" : "these norms do not learn: " + failing, ".");
     return out;
   }
 
  private:
-  static std::string picture(const std::vector<std::vector<double>>& loss, const std::vector<std::vector<double>>& acc) {
+  static std::string picture(const std::vector<std::vector<double>>& loss,
+                             const std::vector<std::vector<double>>& acc) {
     std::string script =
         two_panels("depth.png", "Depth: final training loss and validation accuracy (mean, range over seeds)");
     script += datablock("loss", loss) + datablock("acc", acc);
-    script += "set logscale x 2\nset xlabel 'depth (Linear + norm + Tanh blocks)'\n"
-              "set key bottom right\nset xrange [1.5:45]\n";
+    script +=
+        "set logscale x 2\nset xlabel 'depth (Linear + norm + Tanh blocks)'\n"
+        "set key bottom right\nset xrange [1.5:45]\n";
     auto series = [](const std::string& block) {
       std::string plots;
       const auto norms = all_norms();
@@ -130,8 +133,8 @@ class Depth : public Experiment {
       }
       return plots + "\n";
     };
-    script += "set title 'training loss (ln 10 = 2.303 is guessing)'\nset ylabel 'loss'\nset key top left\n" +
-              series("loss");
+    script +=
+        "set title 'training loss (ln 10 = 2.303 is guessing)'\nset ylabel 'loss'\nset key top left\n" + series("loss");
     script += "set title 'validation accuracy'\nset ylabel 'accuracy'\nset yrange [0:1]\nset key bottom left\n" +
               series("acc");
     return script + "unset multiplot\n";

@@ -67,9 +67,7 @@ class EvalMode : public Experiment {
     return "forgetting model.eval() at test time gives different, usually worse, predictions; with a batch of "
            "one, training-mode BatchNorm maps every feature to its shift";
   }
-  std::string source() const override {
-    return "lesson, \"Batch norm's two modes\"; study guide, \"Traps\"";
-  }
+  std::string source() const override { return "lesson, \"Batch norm's two modes\"; study guide, \"Traps\""; }
   std::string setup(const Settings& s) const override {
     return cat("The lesson's BatchNorm network trained as the lesson does (", lesson_training(s).epochs,
                " epoch(s)), then its validation accuracy in eval mode, in training mode on the whole validation "
@@ -87,9 +85,8 @@ class EvalMode : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (uint64_t seed : c.settings.seeds) {
-      jobs.push_back({double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 2, [&c, seed] {
-                        return measure(c, seed);
-                      }});
+      jobs.push_back(
+          {double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 2, [&c, seed] { return measure(c, seed); }});
     }
     return jobs;
   }
@@ -117,14 +114,18 @@ class EvalMode : public Experiment {
     for (size_t i = 0; i < labels.size(); ++i) xtics += cat(i ? ", " : "", "\"", labels[i], "\" ", i);
     std::string script = plot_header("eval_mode.png", 900, 480);
     script += datablock("acc", bars);
-    script += cat("set title 'Forgetting model.eval(): validation accuracy of a trained BatchNorm network'\n"
-                  "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:1]\nset ylabel 'validation accuracy'\n"
-                  "set xtics (",
-                  xtics, ") rotate by -20\nunset key\nplot $acc using 1:2 with boxes lc rgb '#4477aa', "
-                         "$acc using 1:2:3:4 with yerrorbars lc 'black' pt 0\n");
+    script +=
+        cat("set title 'Forgetting model.eval(): validation accuracy of a trained BatchNorm network'\n"
+            "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:1]\nset ylabel 'validation accuracy'\n"
+            "set xtics (",
+            xtics,
+            ") rotate by -20\nunset key\nplot $acc using 1:2 with boxes lc rgb '#4477aa', "
+            "$acc using 1:2:3:4 with yerrorbars lc 'black' pt 0\n");
     draw(s.out_dir, "eval_mode.png", script);
     out.pictures = {"eval_mode.png"};
-    auto mean_acc = [&](const std::string& mode) { return spread(where(records, {{"evaluation", mode}}), "val_accuracy").mean; };
+    auto mean_acc = [&](const std::string& mode) {
+      return spread(where(records, {{"evaluation", mode}}), "val_accuracy").mean;
+    };
     const double eval = mean_acc("eval mode");
     bool worse = true;
     std::string figures;
@@ -138,7 +139,8 @@ class EvalMode : public Experiment {
     const bool single = one.count > 0 && one.max == 1.0;
     out.verdict = worse && single ? Verdict::Held : worse || single ? Verdict::HeldPartly : Verdict::DidNotHold;
     out.why = cat("Eval mode ", fixed(eval), figures, " in training mode; the batch-of-one formula predicts ",
-                  fixed(one.max, 0), " class(es) at most. Training-mode passes also moved the running statistics "
+                  fixed(one.max, 0),
+                  " class(es) at most. Training-mode passes also moved the running statistics "
                   "(the \"largest running_mean change\" column), so forgetting eval() changes the model itself.");
     return out;
   }

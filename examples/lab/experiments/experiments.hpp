@@ -36,10 +36,10 @@ BatchMates measure_batch_mates(const data::DigitsSplit& data, lesson::NormKind n
 
 // ---- 8. bias before a norm ----
 struct BiasBeforeNorm {
-  lesson::NormKind norm;          // Batch or Layer
-  double output_difference;       // max |norm(Linear with bias) - norm(same Linear without bias)|
-  double bias_gradient;           // max |d loss / d bias|
-  double weight_gradient;         // max |d loss / d weight| (for scale)
+  lesson::NormKind norm;     // Batch or Layer
+  double output_difference;  // max |norm(Linear with bias) - norm(same Linear without bias)|
+  double bias_gradient;      // max |d loss / d bias|
+  double weight_gradient;    // max |d loss / d weight| (for scale)
 };
 BiasBeforeNorm measure_bias_before_norm(lesson::NormKind norm, uint64_t seed);
 

@@ -1,11 +1,12 @@
 // 10. GroupNorm's two ends: G = 1 is LayerNorm over (C, ...), G = C is per-channel
 // (instance) normalization; and the lesson's network trained with several G.
+#include "minidl/nn/norm/group_norm.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 #include "experiments.hpp"
 #include "minidl/autograd/grad_mode.hpp"
-#include "minidl/nn/norm/group_norm.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/tensor/error.hpp"
 #include "tools.hpp"
@@ -63,11 +64,12 @@ class GroupNormExperiment : public Experiment {
   }
   std::string source() const override { return "study guide, \"Focus on\" and the self-test"; }
   std::string setup(const Settings& s) const override {
-    return cat("Exact part: a random (4, 8, 5) input per seed through GroupNorm(1, 8) and LayerNorm((8, 5)), and "
-               "through GroupNorm(8, 8) and per-channel normalization computed in double. Training part: the "
-               "lesson's network with GroupNorm(G, 64), G = 1, 2, 8, 32, 64 (",
-               lesson_training(s).epochs,
-               " epoch(s)). Its features have no positions, so G = 64 puts one value in each group.");
+    return cat(
+        "Exact part: a random (4, 8, 5) input per seed through GroupNorm(1, 8) and LayerNorm((8, 5)), and "
+        "through GroupNorm(8, 8) and per-channel normalization computed in double. Training part: the "
+        "lesson's network with GroupNorm(G, 64), G = 1, 2, 8, 32, 64 (",
+        lesson_training(s).epochs,
+        " epoch(s)). Its features have no positions, so G = 64 puts one value in each group.");
   }
   std::string rule() const override {
     return cat("held when on every seed both ends match within ", kRounding,
@@ -103,7 +105,8 @@ class GroupNormExperiment : public Experiment {
       return std::string(text);
     };
     const auto exact = where(records, {{"part", "exact"}});
-    const lesson::Spread one = spread(exact, "one_group_vs_layer_norm"), all = spread(exact, "c_groups_vs_instance_norm");
+    const lesson::Spread one = spread(exact, "one_group_vs_layer_norm"),
+                         all = spread(exact, "c_groups_vs_instance_norm");
     out.table = "Exact part, largest difference over seeds:\n\n" +
                 markdown_table({"comparison", "largest difference"},
                                {{"GroupNorm(1, 8) vs LayerNorm((8, 5))", sci(one.max)},
@@ -121,16 +124,18 @@ class GroupNormExperiment : public Experiment {
                  markdown_table({"G", "channels per group", "training loss", "val accuracy"}, rows);
     std::string script = plot_header("group_norm.png", 800, 460);
     script += datablock("g", points);
-    script += "set title 'GroupNorm(G, 64) in the lesson network: validation accuracy (mean and range over seeds)'\n"
-              "set logscale x 2\nset xrange [0.7:90]\nset yrange [0:1]\nset xlabel 'groups G'\n"
-              "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
+    script +=
+        "set title 'GroupNorm(G, 64) in the lesson network: validation accuracy (mean and range over seeds)'\n"
+        "set logscale x 2\nset xrange [0.7:90]\nset yrange [0:1]\nset xlabel 'groups G'\n"
+        "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
     draw(s.out_dir, "group_norm.png", script);
     out.pictures = {"group_norm.png"};
     const bool first = one.max <= kRounding, last = all.max <= kRounding;
     out.verdict = first && last ? Verdict::Held : first || last ? Verdict::HeldPartly : Verdict::DidNotHold;
-    out.why = cat("G = 1 against LayerNorm: ", sci(one.max), "; G = C against per-channel normalization: ",
-                  sci(all.max), ". In the network, G = 64 leaves one value per group, so every GroupNorm outputs its "
-                                "bias whatever the input (as BatchNorm would at a batch of one).");
+    out.why =
+        cat("G = 1 against LayerNorm: ", sci(one.max), "; G = C against per-channel normalization: ", sci(all.max),
+            ". In the network, G = 64 leaves one value per group, so every GroupNorm outputs its "
+            "bias whatever the input (as BatchNorm would at a batch of one).");
     return out;
   }
 };

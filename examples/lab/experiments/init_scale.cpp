@@ -52,9 +52,10 @@ class InitScale : public Experiment {
     Outcome out;
     std::vector<std::vector<std::string>> rows;
     std::string script = plot_header("init_scale.png", 900, 520);
-    script += "set title 'Starting weights: final training loss by initial weight scale (mean and range over seeds)'\n"
-              "set logscale x 2\nset xlabel 'initial weight scale'\nset ylabel 'training loss'\nset key top left\n"
-              "set xrange [0.2:5]\n";
+    script +=
+        "set title 'Starting weights: final training loss by initial weight scale (mean and range over seeds)'\n"
+        "set logscale x 2\nset xlabel 'initial weight scale'\nset ylabel 'training loss'\nset key top left\n"
+        "set xrange [0.2:5]\n";
     std::string plots, summary;
     double none_range = 0.0;
     std::vector<double> ranges;

@@ -37,10 +37,12 @@ class LearningRate : public Experiment {
                list, " x the five norms.");
   }
   std::string rule() const override {
-    return cat("per norm, the largest lr of the grid whose mean validation accuracy over seeds (a diverged run counts "
-               "as 0) reaches ",
-               kTarget, " (0 when none does). Held: every norm's largest such lr is above that of the network "
-               "without a norm; held partly: some norms' are; did not hold: none is.");
+    return cat(
+        "per norm, the largest lr of the grid whose mean validation accuracy over seeds (a diverged run counts "
+        "as 0) reaches ",
+        kTarget,
+        " (0 when none does). Held: every norm's largest such lr is above that of the network "
+        "without a norm; held partly: some norms' are; did not hold: none is.");
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -59,9 +61,10 @@ class LearningRate : public Experiment {
     Outcome out;
     std::vector<std::vector<std::string>> rows;
     std::string script = plot_header("learning_rate.png", 900, 520);
-    script += "set title 'Learning rate: validation accuracy after training (mean and range over seeds)'\n"
-              "set logscale x\nset xlabel 'SGD learning rate'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
-              "set key bottom left\n";
+    script +=
+        "set title 'Learning rate: validation accuracy after training (mean and range over seeds)'\n"
+        "set logscale x\nset xlabel 'SGD learning rate'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
+        "set key bottom left\n";
     std::string plots;
     double none_largest = 0.0;
     size_t better = 0;
@@ -92,8 +95,9 @@ class LearningRate : public Experiment {
       plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i),
                    "):2:3:4 with yerrorlines lw 2 title '", lesson::display_name(norm), "'");
     }
-    script += cat("set arrow from graph 0, first ", kTarget, " to graph 1, first ", kTarget,
-                  " nohead dt 2 lc 'gray'\n") + plots + "\n";
+    script +=
+        cat("set arrow from graph 0, first ", kTarget, " to graph 1, first ", kTarget, " nohead dt 2 lc 'gray'\n") +
+        plots + "\n";
     draw(s.out_dir, "learning_rate.png", script);
     out.pictures = {"learning_rate.png"};
     std::vector<std::string> header{"norm"};

@@ -56,8 +56,10 @@ std::vector<WorkedExample> worked_examples() {
   out.push_back({"RMSNorm of [1, 7] (rms 5)", {0.2, 1.4}, values(rms2(Tensor::from_vector({1, 7}, {1, 2}))), 5e-3});
   nn::BatchNorm1d bn1(nn::BatchNormOptions{.num_features = 1, .eps = 0.0});
   bn1.train();
-  out.push_back({"BatchNorm of one feature [0, 2, 4], eps 0", {-1.225, 0, 1.225},
-                 values(bn1(Tensor::from_vector({0, 2, 4}, {3, 1}))), 5e-4});
+  out.push_back({"BatchNorm of one feature [0, 2, 4], eps 0",
+                 {-1.225, 0, 1.225},
+                 values(bn1(Tensor::from_vector({0, 2, 4}, {3, 1}))),
+                 5e-4});
   const Tensor grid = Tensor::from_vector({1, 5, 3, 2, 2, 8}, {2, 3});
   nn::BatchNorm1d bn3(3);
   bn3.train();
@@ -151,10 +153,10 @@ class RmsOffset : public Experiment {
       offset_part = offset_part && std::max(std::fabs(ln.min), std::fabs(ln.max)) <= kCentered;
       if (offset >= 10.0) offset_part = offset_part && rms.min > kKept;
     }
-    out.table = "Output means, mean [min, max] over seeds:\n\n" +
-                markdown_table({"offset c", "input mean", "LayerNorm output mean", "RMSNorm output mean",
-                                "c / sqrt(1 + c^2)"},
-                               rows);
+    out.table =
+        "Output means, mean [min, max] over seeds:\n\n" +
+        markdown_table({"offset c", "input mean", "LayerNorm output mean", "RMSNorm output mean", "c / sqrt(1 + c^2)"},
+                       rows);
     std::vector<std::vector<std::string>> worked;
     bool worked_part = true;
     for (const Record& r : where(records, {{"part", "worked"}})) {
@@ -162,21 +164,22 @@ class RmsOffset : public Experiment {
       worked_part = worked_part && ok;
       worked.push_back({r.text("example"), r.text("expected"), r.text("computed"), ok ? "yes" : "no"});
     }
-    out.table += "\nThe lesson's worked examples:\n\n" +
-                 markdown_table({"example", "lesson", "minidl", "matches"}, worked);
+    out.table +=
+        "\nThe lesson's worked examples:\n\n" + markdown_table({"example", "lesson", "minidl", "matches"}, worked);
     std::string script = plot_header("rms_offset.png", 800, 460);
     std::vector<std::vector<double>> shifted;
     for (auto p : points) shifted.push_back({p[0] + 0.1, p[1], p[2]});
     script += datablock("m", shifted);
-    script += "set title 'A constant offset c added to the input: mean of the normalized output'\n"
-              "set logscale x\nset xlabel 'offset c (+0.1 to show 0 on a log axis)'\nset ylabel 'output mean'\n"
-              "set yrange [-0.2:1.2]\nset xrange [0.08:150]\nset key top left\n"
-              "plot $m using 1:2 with linespoints lw 2 title 'LayerNorm', "
-              "$m using 1:3 with linespoints lw 2 title 'RMSNorm', "
-              "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
+    script +=
+        "set title 'A constant offset c added to the input: mean of the normalized output'\n"
+        "set logscale x\nset xlabel 'offset c (+0.1 to show 0 on a log axis)'\nset ylabel 'output mean'\n"
+        "set yrange [-0.2:1.2]\nset xrange [0.08:150]\nset key top left\n"
+        "plot $m using 1:2 with linespoints lw 2 title 'LayerNorm', "
+        "$m using 1:3 with linespoints lw 2 title 'RMSNorm', "
+        "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
     draw(s.out_dir, "rms_offset.png", script);
     out.pictures = {"rms_offset.png"};
-    out.verdict = offset_part && worked_part ? Verdict::Held
+    out.verdict = offset_part && worked_part   ? Verdict::Held
                   : offset_part || worked_part ? Verdict::HeldPartly
                                                : Verdict::DidNotHold;
     out.why = cat(offset_part ? "LayerNorm centers every offset away; RMSNorm passes it through, scaled"

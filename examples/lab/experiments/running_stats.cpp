@@ -13,8 +13,8 @@ namespace {
 
 using lesson::NormKind;
 
-constexpr double kMeanGap = 0.2;        // in standard deviations of the layer's input
-constexpr double kAccuracyGap = 0.01;   // validation accuracy, running against population statistics
+constexpr double kMeanGap = 0.2;       // in standard deviations of the layer's input
+constexpr double kAccuracyGap = 0.01;  // validation accuracy, running against population statistics
 
 struct Momentum {
   std::string label;
@@ -41,9 +41,11 @@ class RunningStats : public Experiment {
                "population var - 1|; both averaged over the 8 layers and 64 channels.");
   }
   std::string rule() const override {
-    return cat("(a) with momentum 0.1 the mean gap is below ", kMeanGap, " sd; (b) with momentum 0.1 the "
+    return cat("(a) with momentum 0.1 the mean gap is below ", kMeanGap,
+               " sd; (b) with momentum 0.1 the "
                "validation accuracy with the running statistics is within ",
-               kAccuracyGap, " of that with the population statistics. Held: both; held partly: one; did not "
+               kAccuracyGap,
+               " of that with the population statistics. Held: both; held partly: one; did not "
                "hold: neither.");
   }
   std::vector<Job> plan(const Context& c) const override {
@@ -75,13 +77,15 @@ class RunningStats : public Experiment {
                                rows);
     std::string script = plot_header("running_stats.png", 900, 480);
     script += datablock("gap", bars);
-    script += cat("set title 'Running statistics against the population statistics of each BatchNorm input'\n"
-                  "set style fill solid 0.6\nset boxwidth 0.35\nset ylabel 'gap (mean over layers and channels)'\n"
-                  "set yrange [0:*]\nset xtics (",
-                  xtics, ")\nset key top left\nplot $gap using ($1-0.18):2 with boxes title 'mean gap (sd)', "
-                         "$gap using ($1-0.18):2:3:4 with yerrorbars lc 'black' pt 0 notitle, "
-                         "$gap using ($1+0.18):5 with boxes title 'variance gap (relative)', "
-                         "$gap using ($1+0.18):5:6:7 with yerrorbars lc 'black' pt 0 notitle\n");
+    script +=
+        cat("set title 'Running statistics against the population statistics of each BatchNorm input'\n"
+            "set style fill solid 0.6\nset boxwidth 0.35\nset ylabel 'gap (mean over layers and channels)'\n"
+            "set yrange [0:*]\nset xtics (",
+            xtics,
+            ")\nset key top left\nplot $gap using ($1-0.18):2 with boxes title 'mean gap (sd)', "
+            "$gap using ($1-0.18):2:3:4 with yerrorbars lc 'black' pt 0 notitle, "
+            "$gap using ($1+0.18):5 with boxes title 'variance gap (relative)', "
+            "$gap using ($1+0.18):5:6:7 with yerrorbars lc 'black' pt 0 notitle\n");
     draw(s.out_dir, "running_stats.png", script);
     out.pictures = {"running_stats.png"};
     const auto def = where(records, {{"momentum", "0.1"}});
