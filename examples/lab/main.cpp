@@ -32,9 +32,9 @@ void list_experiments() {
 // On a terminal one line redrawn in place; otherwise a plain line at every tenth of the jobs.
 Progress progress_printer(Clock::time_point start) {
   const bool terminal = isatty(STDERR_FILENO) != 0;
-  return [terminal, start, last_tenth = size_t{0}](size_t done, size_t total) mutable {
+  return [terminal, start, last_tenth = size_t{0}](size_t done, size_t total, double cost_done) mutable {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double left = done ? elapsed / double(done) * double(total - done) : 0.0;
+    const double left = cost_done > 0 ? elapsed * (1.0 - cost_done) / cost_done : 0.0;
     if (terminal) {
       std::fprintf(stderr, "\rlab: %zu/%zu runs done, %.0f s elapsed, about %.0f s left   %s", done, total, elapsed,
                    left, done == total ? "\n" : "");

@@ -85,7 +85,10 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
       "several seeds. Every verdict is computed by the program from the figures, by the rule printed before "
       "them. Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run depth`); "
       "`lab list` names them.\n\n";
-  if (!timing.empty()) md += timing + "\n\n";
+  // The timing of the last `lab run all` stays until the next one.
+  const fs::path timing_file = dir / "run_all_timing.txt";
+  if (!timing.empty()) write_file(timing_file, timing);
+  if (fs::exists(timing_file)) md += read_file(timing_file) + "\n\n";
   md += overview + "\n" + sections;
   write_file(dir / "README.md", md);
 }

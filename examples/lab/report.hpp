@@ -17,7 +17,8 @@ void write_experiment(const Experiment& experiment, size_t number, const Setting
                       const std::vector<Record>& records, const Outcome& outcome);
 
 /// Writes out_dir/README.md: an overview (each experiment's verdict) and every section file
-/// present; `timing` (may be empty) says how long the last run took.
+/// present; `timing` (empty unless this was `lab run all`) says how long it took and is kept
+/// in out_dir/run_all_timing.txt for later partial runs.
 void write_readme(const std::string& out_dir, const std::string& timing);
 
 }  // namespace minidl::lab

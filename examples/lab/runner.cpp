@@ -19,6 +19,8 @@ std::vector<std::vector<Record>> run_jobs(const std::vector<Job>& jobs, int work
   std::atomic<size_t> next{0};
   std::mutex lock;
   size_t done = 0;
+  double total_cost = 0.0, cost_done = 0.0;
+  for (const Job& job : jobs) total_cost += job.cost;
   std::exception_ptr first_error;
   const int threads_per_job = workers > 1 ? 1 : get_num_threads();
   auto worker = [&] {
@@ -33,7 +35,8 @@ std::vector<std::vector<Record>> run_jobs(const std::vector<Job>& jobs, int work
       }
       std::lock_guard guard(lock);
       ++done;
-      if (progress) progress(done, jobs.size());
+      cost_done += jobs[i].cost;
+      if (progress) progress(done, jobs.size(), total_cost > 0 ? cost_done / total_cost : 1.0);
     }
   };
   const int count = std::max(1, std::min<int>(workers, int(jobs.size())));

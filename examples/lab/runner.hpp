@@ -8,8 +8,9 @@
 
 namespace minidl::lab {
 
-/// Called after each job with the jobs done so far and the total (under a lock).
-using Progress = std::function<void(size_t done, size_t total)>;
+/// Called after each job with the jobs done so far, the total, and the fraction of the total
+/// cost done (what an estimate of the time left should use: jobs run costliest first).
+using Progress = std::function<void(size_t done, size_t total, double cost_done)>;
 
 /// Runs every job, up to `workers` at once (each thread with one OpenMP/OpenBLAS thread when
 /// workers > 1), the costliest first; returns each job's records at its index. A job that

@@ -110,7 +110,9 @@ class Depth : public Experiment {
             not_learning.empty() ? "every norm reaches " + fixed(kLearnedAccuracy, 1) + " validation accuracy"
                                  : "below " + fixed(kLearnedAccuracy, 1) + " accuracy: " + not_learning,
             ". Without a norm the network is stuck ", first_stuck, ". At depth ", deepest, ", ",
-            failing.empty() ? "no norm fails" : "these norms do not learn: " + failing, ".");
+            failing.empty() ? "every norm still learns"
+                            : "below " + fixed(kLearnedAccuracy, 1) + " validation accuracy: " + failing,
+            ".");
     return out;
   }
 

@@ -30,7 +30,8 @@ struct BatchMates {
   double spread_over_mates;  // max over outputs of (max - min) across random batches of 64
   double train_vs_eval;      // max |train-mode output - eval-mode output|, batch of 64
   double across_sizes;       // max |output in a batch of 64 - in batches of 2 and 1 (eval mode for BatchNorm's 1)|
-  bool bitwise;              // every comparison above exactly 0
+  bool bitwise;              // spread_over_mates and train_vs_eval exactly 0 (across_sizes may round:
+                             // OpenBLAS picks kernels by the batch size)
 };
 BatchMates measure_batch_mates(const data::DigitsSplit& data, lesson::NormKind norm, uint64_t seed, int batches = 8);
 
