@@ -1,5 +1,6 @@
 #include "summary.hpp"
 
+#include <array>
 #include <csignal>
 #include <nlohmann/json.hpp>
 
@@ -27,7 +28,7 @@ nlohmann::ordered_json trainer_json(const lesson::TrainerSetup& t) {
   const double decay = t.weight_decay.value_or(t.optimizer == OptimizerKind::AdamW ? 1e-2 : 0.0);
   nlohmann::ordered_json out = {{"optimizer", lesson::short_name(t.optimizer)}};
   if (sgd) out["momentum"] = t.momentum.value_or(0.0);
-  if (!sgd) out["betas"] = t.betas.value_or(std::vector<double>{0.9, 0.999});
+  if (!sgd) out["betas"] = t.betas.value_or(std::array<double, 2>{0.9, 0.999});
   out["weight_decay"] = decay;
   out["warmup"] = t.warmup;
   out["warmup_start_factor"] = lesson::kWarmupStartFactor;

@@ -1,5 +1,6 @@
 #include "trainer_options.hpp"
 
+#include <array>
 #include <string>
 
 #include "minidl/tensor/error.hpp"
@@ -22,7 +23,7 @@ void add_trainer_options(cxxopts::Options& options) {
 
 namespace {
 
-std::vector<double> parse_betas(const std::string& text) {
+std::array<double, 2> parse_betas(const std::string& text) {
   const size_t comma = text.find(',');
   if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
     throw UsageError(cat("--betas: \"", text, "\" is not two numbers B1,B2 (such as 0.9,0.999)"));

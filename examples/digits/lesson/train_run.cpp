@@ -91,7 +91,7 @@ void check_train_options(const TrainOptions& o, int64_t train_examples) {
   if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
   const int64_t batches =
       o.drop_last ? train_examples / o.batch_size : (train_examples + o.batch_size - 1) / o.batch_size;
-  check_trainer_steps(o.trainer, o.epochs * batches);
+  check_trainer_steps(o.trainer, o.steps ? *o.steps : o.epochs * batches);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
     throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
@@ -145,7 +145,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
   const std::shared_ptr<optim::LRScheduler> schedule =
-      make_schedule(o.trainer, *optimizer, o.epochs * loader.size(), loader.size());
+      make_schedule(o.trainer, *optimizer, o.steps ? *o.steps : o.epochs * loader.size(), loader.size());
 
   int64_t step = 0;
   auto more_epochs = [&](int64_t epoch) { return o.steps ? step < *o.steps : epoch <= o.epochs; };

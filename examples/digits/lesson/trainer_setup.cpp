@@ -40,13 +40,13 @@ void check_trainer_setup(const TrainerSetup& s) {
   if (s.momentum && !sgd)
     throw UsageError(cat("--momentum applies to --optimizer sgd only, not ", short_name(s.optimizer),
                          " (Adam's momentum is --betas)"));
-  if (s.betas && sgd) throw UsageError("--betas applies to --optimizer adam or adamw only, not sgd (see --momentum)");
+  if (s.betas && sgd)
+    throw UsageError("--betas applies to --optimizer adam or adamw only, not sgd (see --momentum)");
   if (s.momentum && !(*s.momentum >= 0.0 && std::isfinite(*s.momentum)))
     throw UsageError(cat("--momentum must be a number >= 0, got ", *s.momentum));
   if (s.weight_decay && !(*s.weight_decay >= 0.0 && std::isfinite(*s.weight_decay)))
     throw UsageError(cat("--weight-decay must be a number >= 0, got ", *s.weight_decay));
   if (s.betas) {
-    if (s.betas->size() != 2) throw UsageError(cat("--betas takes two numbers B1,B2, got ", s.betas->size()));
     for (double b : *s.betas)
       if (!(b >= 0.0 && b < 1.0)) throw UsageError(cat("--betas: each beta must be in [0, 1), got ", b));
   }
@@ -67,7 +67,7 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainerSetup& s, double l
         std::move(params),
         optim::SGDOptions{
             .lr = lr, .momentum = s.momentum.value_or(0.0), .weight_decay = s.weight_decay.value_or(0.0)});
-  const std::vector<double> betas = s.betas.value_or(std::vector<double>{0.9, 0.999});
+  const std::array<double, 2> betas = s.betas.value_or(std::array<double, 2>{0.9, 0.999});
   if (s.optimizer == OptimizerKind::Adam)
     return std::make_unique<optim::Adam>(
         std::move(params),

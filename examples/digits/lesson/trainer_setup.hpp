@@ -3,6 +3,7 @@
 // with momentum and weight decay, Adam, AdamW), a learning-rate schedule with an optional
 // linear warmup, and gradient clipping. The defaults are the lesson's: SGD, no momentum,
 // no weight decay, a constant lr, no clipping, the same bits as before these existed.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,10 +25,12 @@ inline constexpr double kStepGamma = 0.5;
 
 struct TrainerSetup {
   OptimizerKind optimizer = OptimizerKind::Sgd;
-  std::optional<double> momentum{};            // SGD only; default 0
-  std::optional<double> weight_decay{};        // default 0 (SGD, Adam) or 1e-2 (AdamW), as PyTorch
-  std::optional<std::vector<double>> betas{};  // Adam and AdamW only; default (0.9, 0.999)
-  int64_t warmup = 0;                          // steps of LinearLR from kWarmupStartFactor, 0: none
+  std::optional<double> momentum{};      // SGD only; default 0
+  std::optional<double> weight_decay{};  // default 0 (SGD, Adam) or 1e-2 (AdamW), as PyTorch
+  // Adam and AdamW only; default (0.9, 0.999). A std::array: GCC 12 warns (a false
+  // maybe-uninitialized) on a non-trivial member skipped by TrainOptions' designated initializers.
+  std::optional<std::array<double, 2>> betas{};
+  int64_t warmup = 0;  // steps of LinearLR from kWarmupStartFactor, 0: none
   ScheduleKind schedule = ScheduleKind::Constant;
   std::optional<double> clip{};  // clip_grad_norm_'s max_norm (L2) before every step
 };
