@@ -151,4 +151,21 @@ TEST_CASE("digits --init xavier trains the lesson's mlp and is recorded in the s
   CHECK(summary["settings"]["init"] == "xavier");
   CHECK(summary["settings"]["arch"] == "mlp");
 }
+
+TEST_CASE("digits with dropout gives the same curves run alone or side by side", "[lesson][arch]") {
+  // Each run's dropout stream is its own (seeded from the run's seed), like its init stream.
+  TempDir dir;
+  auto curves = [&](const std::string& file, const std::string& jobs) {
+    ProcessResult o = digits(
+        dir, {"--arch",      "resmlp-pre", "--norm",    "layer,rms", "--blocks", "1",        "--width",     "16",
+              "--expansion", "2",          "--dropout", "0.3",       "--epochs", "1",        "--seeds",     "0,1",
+              "--jobs",      jobs,         "--threads", "1",         "--quiet",  "--curves", dir.file(file)});
+    INFO(o.err);
+    REQUIRE(o.exit_code == 0);
+    return minidl::testing::slurp(dir.file(file));
+  };
+  const std::string alone = curves("a.csv", "1");
+  CHECK(curves("b.csv", "2") == alone);
+  CHECK(alone.find("layer,1,1,1,") != std::string::npos);
+}
 #endif

@@ -121,6 +121,7 @@ void apply_init(nn::Module& module, InitScheme init, Generator& gen) {
 }
 
 void check_model_fits(NormKind norm, const DeepNetOptions& net, const ModelOptions& model) {
+  if (model.arch == Arch::MLP) return check_model_fits(norm, net);  // its message names depth and width
   try {
     Generator gen(0);
     (void)build_model(norm, net, {.arch = model.arch, .blocks = model.blocks, .expansion = model.expansion}, gen);
