@@ -53,7 +53,8 @@ TEST_CASE("build_model builds the resmlp archs with PyTorch's state_dict names",
   minidl::testing::check_close(mlp->at<nn::Linear>(0).weight, lesson_net->at<nn::Linear>(0).weight, 0.0, 0.0);
 }
 
-TEST_CASE("--init xavier and kaiming redraw every Linear with the gain of the activation after it", "[lesson][arch]") {
+TEST_CASE("init schemes xavier and kaiming redraw every Linear with the gain of the activation after it",
+          "[lesson][arch]") {
   lesson::DeepNetOptions net{.depth = 3, .width = 200};
   Generator gen(1);
   auto xavier = lesson::build_model(lesson::NormKind::None, net, {.init = lesson::InitScheme::Xavier}, gen);

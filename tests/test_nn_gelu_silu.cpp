@@ -68,7 +68,8 @@ TEST_CASE("GELU and SiLU at known points and in the far tails", "[nn][activation
   check_close(silu(x), {0.0f, 0.7310586f, -0.2689414f, 20.0f, -4.1223073e-08f}, 1e-7, 1e-6);
 }
 
-TEST_CASE("GELU refuses an unknown approximate with PyTorch's message; reprs are PyTorch's", "[nn][activation]") {
+TEST_CASE("GELU refuses an unknown approximate with PyTorch's message, and the reprs are PyTorch's",
+          "[nn][activation]") {
   CHECK_THROWS_WITH(nn::GELU("erf"), "GELU: approximate argument must be either none or tanh., got \"erf\"");
   CHECK_THROWS_WITH(gelu(Tensor::ones({2}), "Tanh"), "approximate argument must be either none or tanh., got \"Tanh\"");
   CHECK(nn::GELU().repr() == "GELU(approximate='none')");
