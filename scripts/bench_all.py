@@ -9,6 +9,7 @@ machine, the load average and OpenBLAS's core type (from OPENBLAS_VERBOSE=2) com
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -45,8 +46,10 @@ class Table:
     def __init__(self):
         self.rows = []
 
-    def add(self, what, measured, floor="", ratio=None, target="", met=None):
-        ratio_text = "" if ratio is None else f"{ratio:.2f}x"
+    def add(self, what, measured, floor="", ratio=None, target="", met=None, ratio_text=None):
+        """ratio_text, when given, is printed instead of the ratio (wall and cpu ratios)."""
+        if ratio_text is None:
+            ratio_text = "" if ratio is None else f"{ratio:.2f}x"
         verdict = "" if met is None else ("met" if met else "NOT met")
         self.rows.append((what, measured, floor, ratio_text, target, verdict))
 
@@ -94,17 +97,19 @@ def lesson_rows(table, build, repeats, log):
         target = "1.25x" if key == "lesson" else ""
         table.add(f"Lesson, {names[key]}: wall (cpu)", f"{f['wall']:.1f} ms ({f['cpu']:.1f})",
                   f"sgemm {f['floor']:.1f} ms ({f['cpu_floor']:.1f})", f["ratio"], target,
-                  f["ratio"] <= 1.25 if key == "lesson" else None)
-        table.rows[-1] = table.rows[-1][:3] + (f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)",) + table.rows[-1][4:]
+                  f["ratio"] <= 1.25 if key == "lesson" else None,
+                  ratio_text=f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)")
     return fig["lesson"]
 
 
 def batch1_rows(table, build, repeats, with_torch):
     for norm, name in (("none", "no norm"), ("layer", "LayerNorm")):
         f = bench_lesson(build, ["--norm", norm, "--batch-size", "1", "--epochs", "1", "--repeats", str(repeats)])[norm]
-        table.add(f"Batch size 1, {name}, 1437 steps: wall (cpu)", f"{f['us_step']:.1f} us/step",
-                  f"sgemm {f['floor'] / f['steps'] * 1e3:.1f} us/step", f["ratio"], "2x", f["ratio"] <= 2.0)
-        table.rows[-1] = table.rows[-1][:3] + (f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)",) + table.rows[-1][4:]
+        table.add(f"Batch size 1, {name}, 1437 steps: wall (cpu)",
+                  f"{f['us_step']:.1f} us/step ({f['cpu'] / f['steps'] * 1e3:.1f})",
+                  f"sgemm {f['floor'] / f['steps'] * 1e3:.1f} us/step ({f['cpu_floor'] / f['steps'] * 1e3:.1f})",
+                  f["ratio"], "2x", f["ratio"] <= 2.0,
+                  ratio_text=f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)")
         if with_torch:
             _, torch_us = pytorch_lesson(["--norm", norm, "--batch-size", "1", "--epochs", "1",
                                           "--repeats", str(max(1, repeats // 2))])
@@ -119,9 +124,12 @@ def wide_rows(table, build, steps):
     out = run([os.path.join(build, "bench", "bench_wide"), "--steps", str(steps), "--threads", "1,2"])
     per = {int(m.group(1)): m for m in map(WIDE_LINE.match, out.splitlines()) if m}
     one, two = per[1], per[2]
-    table.add("Wide net (8 x 1024, batch 512), 1 thread", f"{one.group(2)} ms/step", f"sgemm {one.group(3)} ms/step",
-              float(one.group(4)), "1.10x", float(one.group(4)) <= 1.10)
-    table.add("Wide net, 2 threads", f"{two.group(2)} ms/step", f"sgemm {two.group(3)} ms/step", float(two.group(4)))
+    table.add("Wide net (8 x 1024, batch 512), 1 thread: wall (cpu)", f"{one.group(2)} ms/step",
+              f"sgemm {one.group(3)} ms/step", float(one.group(4)), "1.10x", float(one.group(4)) <= 1.10,
+              ratio_text=f"{one.group(4)}x ({one.group(5)}x)")
+    table.add("Wide net, 2 threads: wall (cpu)", f"{two.group(2)} ms/step", f"sgemm {two.group(3)} ms/step",
+              float(two.group(4)),
+              ratio_text=f"{two.group(4)}x ({two.group(5)}x)")
     speedup = float(one.group(2)) / float(two.group(2))
     table.add("Wide net, 2 threads faster than 1", f"{speedup:.2f}x", "", None, ">= 1.7x", speedup >= 1.7)
 
@@ -148,8 +156,8 @@ def norm_rows(table, build, repeats, with_torch):
     for (shape, layer), (ms, copy_fraction) in ours.items():
         large = not shape.startswith("[64, 64]")  # the lesson's (64, 64) is all fixed cost
         table.add(f"{layer} {shape}, fwd + bwd, fraction of a copy", f"{ms:.4f} ms", "memcpy of the 5 tensors",
-                  None, ">= 0.5" if large else "", copy_fraction >= 0.5 if large else None)
-        table.rows[-1] = table.rows[-1][:3] + (f"{copy_fraction:.2f}",) + table.rows[-1][4:]
+                  None, ">= 0.5" if large else "", copy_fraction >= 0.5 if large else None,
+                  ratio_text=f"{copy_fraction:.2f}")
         if (shape, layer) in theirs:
             torch_ms = theirs[(shape, layer)][0]
             table.add(f"  {layer} {shape}, minidl / PyTorch (Python)", f"{ms:.4f} ms", f"{torch_ms:.4f} ms",
@@ -157,9 +165,13 @@ def norm_rows(table, build, repeats, with_torch):
 
 
 def time_process(cmd, env_extra):
-    start = time.perf_counter()
+    """Wall and CPU (user + system) seconds of one run of cmd."""
+    def children_cpu():
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+    start, cpu_start = time.perf_counter(), children_cpu()
     run(cmd, env_extra)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu() - cpu_start
 
 
 def process_rows(table, build, repeats, log, lesson_fig, with_torch):
@@ -170,22 +182,26 @@ def process_rows(table, build, repeats, log, lesson_fig, with_torch):
         commands["torch_cpp"] = [torch_cpp, "--threads", "1"]
     if with_torch:
         commands["torch_py"] = [PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "process"]
-    best = {name: float("inf") for name in commands}
+    wall = {name: float("inf") for name in commands}
+    cpu = dict(wall)
     for _ in range(repeats):  # interleaved: each repeat runs every process once
         for name, cmd in commands.items():
-            best[name] = min(best[name], time_process(cmd, ONE_THREAD))
-    d = best["digits"]
-    table.add("Whole digits process (3 runs, 1 thread) / bare sgemm program", f"{d:.3f} s",
-              f"{best['sgemm']:.3f} s", d / best["sgemm"], "1.3x", d / best["sgemm"] <= 1.3)
-    if "torch_cpp" in best:
-        r = d / best["torch_cpp"]
-        table.add("Whole digits process / PyTorch C++ frontend (torch_lesson)", f"{d:.3f} s",
-                  f"{best['torch_cpp']:.3f} s", r, "0.08x", r <= 0.08)
+            w, c = time_process(cmd, ONE_THREAD)
+            wall[name], cpu[name] = min(wall[name], w), min(cpu[name], c)
+
+    def add(what, other, target=None):
+        r, rc = wall["digits"] / wall[other], cpu["digits"] / cpu[other]
+        table.add(what, f"{wall['digits']:.3f} s ({cpu['digits']:.3f})", f"{wall[other]:.3f} s ({cpu[other]:.3f})",
+                  r, f"{target}x" if target else "", r <= target if target else None,
+                  ratio_text=f"{r:.2f}x ({rc:.2f}x)")
+
+    add("Whole digits process (3 runs, 1 thread) / bare sgemm program: wall (cpu)", "sgemm", 1.3)
+    if "torch_cpp" in wall:
+        add("Whole digits process / PyTorch C++ frontend (torch_lesson)", "torch_cpp", 0.08)
     else:
         table.add("Whole digits process / PyTorch C++ frontend", "not built (no libtorch-dev)")
-    if "torch_py" in best:
-        table.add("Whole digits process / PyTorch (Python) process", f"{d:.3f} s", f"{best['torch_py']:.3f} s",
-                  d / best["torch_py"])
+    if "torch_py" in wall:
+        add("Whole digits process / PyTorch (Python) process", "torch_py")
     if with_torch:
         torch_ms, _ = pytorch_lesson(["--repeats", str(max(1, repeats // 2))])
         table.add("Lesson in process (train + evaluate), minidl / PyTorch (Python)", f"{lesson_fig['wall']:.1f} ms",
