@@ -14,6 +14,20 @@ static_assert(kClassBytes % __STDCPP_DEFAULT_NEW_ALIGNMENT__ == 0);
 // tens of thousands of nodes at once; beyond this they go back to the system).
 constexpr size_t kMaxCachedPerClass = 1 << 14;
 
+// Under AddressSanitizer every block goes straight to the system, so that a use after free
+// of a tensor header or a node is still caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPooling = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kPooling = false;
+#else
+constexpr bool kPooling = true;
+#endif
+#else
+constexpr bool kPooling = true;
+#endif
+
 // Set once the thread's lists are gone, so a block freed during static destruction goes
 // straight back to the system (as storage.cpp's cache does).
 thread_local bool lists_destroyed = false;
@@ -39,7 +53,7 @@ size_t class_bytes(size_t cls) { return (cls + 1) * kClassBytes; }
 }  // namespace
 
 void* small_block_allocate(size_t bytes) {
-  if (bytes == 0 || bytes > kSmallBlockMax || lists_destroyed) return ::operator new(bytes);
+  if (!kPooling || bytes == 0 || bytes > kSmallBlockMax || lists_destroyed) return ::operator new(bytes);
   const size_t cls = class_of(bytes);
   std::vector<void*>& list = lists().blocks[cls];
   if (list.empty()) return ::operator new(class_bytes(cls));
@@ -50,7 +64,7 @@ void* small_block_allocate(size_t bytes) {
 
 void small_block_free(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
-  if (bytes == 0 || bytes > kSmallBlockMax || lists_destroyed) {
+  if (!kPooling || bytes == 0 || bytes > kSmallBlockMax || lists_destroyed) {
     ::operator delete(block);
     return;
   }
@@ -65,6 +79,8 @@ void small_block_free(void* block, size_t bytes) noexcept {
     ::operator delete(block);
   }
 }
+
+bool small_blocks_pooled() { return kPooling; }
 
 size_t small_blocks_cached() {
   size_t count = 0;
