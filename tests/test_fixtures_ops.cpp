@@ -37,6 +37,11 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "LayerNorm",
       "RMSNorm",
       "GroupNorm",  // test_fixtures_norm.cpp
+      "GELU",
+      "SiLU",  // test_nn_gelu_silu.cpp
+      "PreNormBlock",
+      "PostNormBlock",
+      "Residual",  // test_nn_residual.cpp
       "Adam",
       "AdamW",  // test_adam.cpp
       "clip_grad_norm_",

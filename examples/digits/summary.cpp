@@ -69,8 +69,13 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                                      {"depth", t.net.depth},
                                      {"width", t.net.width},
                                      {"groups", t.net.groups},
+                                     {"arch", lesson::arch_name(t.model.arch)},
+                                     {"blocks", t.model.blocks},
+                                     {"expansion", t.model.expansion},
+                                     {"dropout", t.model.dropout},
+                                     {"init", lesson::init_name(t.model.init)},
                                      {"seeds", s.seeds},
-                                     {"init", s.init_dir},
+                                     {"init_from", s.init_from_dir},
                                      {"batch_order", s.batch_order},
                                      {"trainer", trainer_json(t.trainer)}};
   const nlohmann::ordered_json summary{

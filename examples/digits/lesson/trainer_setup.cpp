@@ -40,8 +40,7 @@ void check_trainer_setup(const TrainerSetup& s) {
   if (s.momentum && !sgd)
     throw UsageError(cat("--momentum applies to --optimizer sgd only, not ", short_name(s.optimizer),
                          " (Adam's momentum is --betas)"));
-  if (s.betas && sgd)
-    throw UsageError("--betas applies to --optimizer adam or adamw only, not sgd (see --momentum)");
+  if (s.betas && sgd) throw UsageError("--betas applies to --optimizer adam or adamw only, not sgd (see --momentum)");
   if (s.momentum && !(*s.momentum >= 0.0 && std::isfinite(*s.momentum)))
     throw UsageError(cat("--momentum must be a number >= 0, got ", *s.momentum));
   if (s.weight_decay && !(*s.weight_decay >= 0.0 && std::isfinite(*s.weight_decay)))
