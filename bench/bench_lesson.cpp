@@ -1,10 +1,14 @@
 // bench_lesson: the lesson's runs (train 5 epochs + the two evaluations, as digits does)
 // on one thread, beside their GEMM floor: the same sgemm calls, same shapes, replayed
-// alone in this process. Prints each run and the total, per optimizer step, and the ratio.
+// alone in this process. Prints each run and the total, per optimizer step, and the ratio;
+// then the statistics recorder's cost: each run without it against the same run recording
+// every N-th step (--stats-every, and each epoch's last step, as digits --stats does).
+#include <algorithm>
 #include <cxxopts.hpp>
 #include <iostream>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
@@ -40,6 +44,23 @@ Figures measure(const data::DigitsSplit& data, lesson::NormKind norm, int repeat
   return f;
 }
 
+// Best CPU time of `repeats` runs without the recorder and with it, timed alternately so a
+// change in the machine's load falls on both.
+std::pair<double, double> recorder_cost(const data::DigitsSplit& data, lesson::NormKind norm, int repeats,
+                                        int64_t every) {
+  lesson::TrainOptions off;
+  off.norm = norm;
+  lesson::TrainOptions on = off;
+  on.stats_every = every;
+  (void)lesson::train_run(data, on);  // warm
+  double best_off = 1e300, best_on = 1e300;
+  for (int r = 0; r < repeats; ++r) {
+    best_off = std::min(best_off, bench::best_timing(1, [&] { (void)lesson::train_run(data, off); }).cpu);
+    best_on = std::min(best_on, bench::best_timing(1, [&] { (void)lesson::train_run(data, on); }).cpu);
+  }
+  return {best_off, best_on};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,8 +68,10 @@ int main(int argc, char** argv) {
   options.add_options()("norm", "comma list of runs", cxxopts::value<std::string>()->default_value("none,batch,layer"))(
       "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
       "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))(
-      "data", "directory with digits.csv and the split files",
-      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))("help", "show this help");
+      "stats-every", "the recorder's cost: record every N-th step (0: skip)",
+      cxxopts::value<int64_t>()->default_value("10"))("data", "directory with digits.csv and the split files",
+                                                      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))(
+      "help", "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";
@@ -69,4 +92,18 @@ int main(int argc, char** argv) {
     total.gemms += f.gemms;
   }
   print("lesson", total);
+
+  const int64_t every = args["stats-every"].as<int64_t>();
+  if (every <= 0) return 0;
+  double total_off = 0.0, total_on = 0.0;
+  std::stringstream again(args["norm"].as<std::string>());
+  for (std::string name; std::getline(again, name, ',');) {
+    const auto [off, on] = recorder_cost(data, lesson::parse_norm(name), args["repeats"].as<int>(), every);
+    std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", name.c_str(), off * 1e3,
+                static_cast<long long>(every), on * 1e3, on / off);
+    total_off += off;
+    total_on += on;
+  }
+  std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", "lesson", total_off * 1e3,
+              static_cast<long long>(every), total_on * 1e3, total_on / total_off);
 }
