@@ -1,7 +1,7 @@
 #include "minidl/diagnostics/stats_recorder.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/ops/binary.hpp"
@@ -12,9 +12,11 @@ namespace {
 
 // "bin:-1:-0.95": the bin's edges, 9 significant digits (the widths add up to the range).
 std::string bin_name(double low, double high) {
-  char text[64];
-  std::snprintf(text, sizeof text, "bin:%.9g:%.9g", low, high);
-  return text;
+  char text[64] = "bin:";
+  char* end = std::to_chars(text + 4, text + 30, low, std::chars_format::general, 9).ptr;
+  *end++ = ':';
+  end = std::to_chars(end, text + sizeof text, high, std::chars_format::general, 9).ptr;
+  return std::string(text, end);
 }
 
 }  // namespace
