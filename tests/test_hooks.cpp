@@ -45,7 +45,7 @@ TEST_CASE("tensor hooks run in registration order, each on the previous one's re
   check_close(a.grad(), {6.0f});
 }
 
-TEST_CASE("a removed tensor hook does not run; remove is idempotent and outlives its tensor", "[hooks]") {
+TEST_CASE("a removed tensor hook does not run, and remove is idempotent and outlives its tensor", "[hooks]") {
   Tensor a = leaf({1.0f, 1.0f});
   int calls = 0;
   RemovableHandle handle;
@@ -231,7 +231,7 @@ TEST_CASE("a forward pre-hook may replace the input, a forward hook the output",
   CHECK(tanh.forward(x).to_vector() == minidl::tanh(x).to_vector());  // forward() itself is never hooked
 }
 
-TEST_CASE("module hooks fire under no_grad; a hook may remove itself while hooks run", "[hooks]") {
+TEST_CASE("module hooks fire under no_grad, and a hook may remove itself while hooks run", "[hooks]") {
   nn::Tanh tanh;
   int calls = 0;
   RemovableHandle once;
