@@ -145,4 +145,27 @@ TEST_CASE("digits --stats and --stats-every are checked as the other options", "
   ProcessResult help = digits(dir, {"--help"});
   CHECK_THAT(help.out, Catch::Contains("--stats FILE") && Catch::Contains("--stats-every N"));
 }
+
+TEST_CASE("scripts/plot_stats.sh draws the four pictures from digits --stats", "[lesson][stats]") {
+  if (!std::filesystem::exists("/usr/bin/gnuplot")) {
+    SUCCEED("gnuplot is not installed: nothing to draw with");
+    return;
+  }
+  const minidl::testing::DigitsScratch dir;
+  ProcessResult o = digits(dir, minidl::testing::with_options(kSmall, {"--stats", dir.file("s.csv"), "--curves",
+                                                                       dir.file("c.csv"), "--seeds", "0"}));
+  REQUIRE(o.exit_code == 0);
+  const std::string script = std::string(MINIDL_SOURCE_DIR) + "/scripts/plot_stats.sh";
+  ProcessResult plot = minidl::testing::run_process(
+      {"/bin/bash", script, "--curves", dir.file("c.csv"), dir.file("s.csv"), dir.dir.path().string()}, dir.dir.path());
+  INFO(plot.err);
+  REQUIRE(plot.exit_code == 0);
+  for (const char* png :
+       {"stats_1_activations.png", "stats_2_gradients.png", "stats_3_grad_depth.png", "stats_4_update_ratio.png"})
+    CHECK(std::filesystem::file_size(dir.file(png)) > 1000);
+  ProcessResult wrong =
+      minidl::testing::run_process({"/bin/bash", script, dir.file("c.csv"), dir.dir.path().string()}, dir.dir.path());
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("expected the header run,seed,step,layer,quantity,statistic,value"));
+}
 #endif
