@@ -12,6 +12,7 @@
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "model_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,8 +50,8 @@ cxxopts::Options command_line() {
       "val_accuracy)",
       text(), "FILE")("summary", "write each run's figures to FILE (JSON)", text(), "FILE")(
       "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
-      text(),
-      "DIR")("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")(
+      text(), "DIR")("init-from", "start each run (every seed) from DIR/<run>.safetensors instead of a random init",
+                     text(), "DIR")(
       "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
       "FILE")("stats",
               "record each layer's statistics (tanh outputs, their gradients, weight gradients and updates) "
@@ -59,6 +60,7 @@ cxxopts::Options command_line() {
                               "with --stats: record every N-th step and each epoch's last (default: about 30 "
                               "snapshots a run)",
                               text(), "N")("quiet", "no progress lines")("help", "show this help");
+  add_model_options(options);
   return options;
 }
 
@@ -166,7 +168,7 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.validation = text("val-curves");
   s.summary = text("summary");
   s.save_dir = text("save");
-  s.init_dir = text("init");
+  s.init_from_dir = text("init-from");
   s.batch_order = text("batch-order");
   s.stats = text("stats");
   if (args.count("stats-every")) {
@@ -174,6 +176,7 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
     s.stats_every = whole("stats-every", 1);
   }
   s.quiet = args.count("quiet") > 0;
+  read_model_options(args, s);
   return s;
 }
 
