@@ -57,9 +57,7 @@ void write_experiment(const Experiment& e, size_t number, const Settings& s, con
 
 void write_readme(const std::string& out_dir, const std::string& timing) {
   const fs::path dir(out_dir);
-  std::string overview = markdown_table({"#", "experiment", "claim", "verdict"}, {});
-  overview.pop_back();
-  overview += "\n";
+  std::string overview = "| # | experiment | claim | verdict |\n| ---: | --- | --- | --- |\n";
   std::string sections;
   size_t number = 0;
   for (const auto& e : all_experiments()) {
