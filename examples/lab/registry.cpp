@@ -12,7 +12,7 @@ const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
   static const std::vector<std::shared_ptr<const Experiment>> experiments{
       depth_experiment(),      learning_rate_experiment(), init_scale_experiment(),  batch_size_experiment(),
       eval_mode_experiment(),  running_stats_experiment(), batch_mates_experiment(), bias_before_norm_experiment(),
-      rms_offset_experiment(), group_norm_experiment()};
+      rms_offset_experiment(), group_norm_experiment(),    careful_init_experiment()};
   return experiments;
 }
 
