@@ -24,7 +24,6 @@ constexpr double kFastLoss = 0.5;         // "how fast": the first step whose la
 constexpr double kSpikeRise = 1.0;        // a spike: a batch loss this far above the lowest before it
 constexpr int64_t kWidth = 32;            // small, to keep the 64-block stacks within the lab's budget
 constexpr int64_t kExpansion = 2;
-constexpr int64_t kWarmupSteps = 23;  // one epoch of batches of 64 out of 1437 examples
 
 std::vector<int64_t> block_counts(const Settings& s) {
   return s.quick ? std::vector<int64_t>{4, 16} : std::vector<int64_t>{4, 8, 16, 32, 64};
@@ -32,7 +31,10 @@ std::vector<int64_t> block_counts(const Settings& s) {
 std::vector<double> learning_rates(const Settings& s) {
   return s.quick ? std::vector<double>{1e-2} : std::vector<double>{1e-3, 3e-3, 1e-2};
 }
-std::vector<int64_t> warmups() { return {0, kWarmupSteps}; }
+/// None, or a linear warmup over the first epoch (23 batches of 64 out of 1437 examples);
+/// with --quick's single epoch, over its first 10 steps so the schedule has steps left.
+int64_t warmup_steps(const Settings& s) { return s.quick ? 10 : 23; }
+std::vector<int64_t> warmups(const Settings& s) { return {0, warmup_steps(s)}; }
 std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS}; }
 std::vector<Arch> archs() { return {Arch::ResMLPPre, Arch::ResMLPPost}; }
 /// At most three of the seeds: the grid is large.
@@ -87,14 +89,15 @@ class PrePostNorm : public Experiment {
     for (double x : learning_rates(s)) lr += (lr.empty() ? "" : ", ") + plain(x);
     return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", b, " blocks, width ", kWidth, ", expansion ",
                kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ", lr,
-               ", without a warmup and with a linear warmup over the first ", kWarmupSteps,
-               " steps (one epoch); batch 64, ", lesson_training(s).epochs, " epoch(s), ", seeds(s).size(),
+               ", without a warmup and with a linear warmup over the first ", warmup_steps(s), " steps; batch 64, ",
+               lesson_training(s).epochs, " epoch(s), ", seeds(s).size(),
                " seed(s). \"Fast\" is the first step whose last 10 batch losses average below ", kFastLoss,
                "; a spike is a batch loss ", kSpikeRise, " above the lowest before it.");
   }
   std::string rule() const override {
     return cat(
-        "a cell (placement, norm, blocks, lr, warmup) \"trains\" when no seed diverged and the mean validation "
+        "a cell (placement, norm, blocks, lr, warmup) \"trains\" when every seed finished (none diverged) and the mean "
+        "validation "
         "accuracy reaches ",
         kLearnedAccuracy,
         ". Count the cells that train per placement and warmup (both norms, every depth and lr). Held: pre-norm "
@@ -107,7 +110,7 @@ class PrePostNorm : public Experiment {
       for (NormKind norm : norms())
         for (int64_t blocks : block_counts(c.settings))
           for (double lr : learning_rates(c.settings))
-            for (int64_t warmup : warmups())
+            for (int64_t warmup : warmups(c.settings))
               for (uint64_t seed : seeds(c.settings)) {
                 lesson::TrainOptions o = lesson_training(c.settings);
                 o.norm = norm;
@@ -136,7 +139,7 @@ class PrePostNorm : public Experiment {
     for (int64_t b : block_counts(s)) header.push_back(cat(b, " blocks"));
     for (Arch arch : archs())
       for (NormKind norm : norms())
-        for (int64_t warmup : warmups())
+        for (int64_t warmup : warmups(s))
           for (double lr : learning_rates(s)) {
             std::vector<std::string> row{cat(lesson::arch_name(arch), " lr ", plain(lr)), lesson::short_name(norm),
                                          warmup ? cat(warmup, " steps") : "none"};
@@ -156,14 +159,15 @@ class PrePostNorm : public Experiment {
         for (int64_t b : block_counts(s))
           for (double lr : learning_rates(s)) {
             const auto runs = cell(records, arch, norm, b, lr, warmup);
-            n += count_status(runs, "diverged") == 0 &&
+            n += count_status(runs, "ok") == runs.size() &&
                  mean_counting_failures(runs, "val_accuracy", 0.1) >= kLearnedAccuracy;
           }
       return n;
     };
     const size_t cells = norms().size() * block_counts(s).size() * learning_rates(s).size();
     const size_t pre = trains(Arch::ResMLPPre, 0), post = trains(Arch::ResMLPPost, 0);
-    const size_t pre_warm = trains(Arch::ResMLPPre, kWarmupSteps), post_warm = trains(Arch::ResMLPPost, kWarmupSteps);
+    const size_t pre_warm = trains(Arch::ResMLPPre, warmup_steps(s)),
+                 post_warm = trains(Arch::ResMLPPost, warmup_steps(s));
     const int held = int(pre > post) + int(post_warm > post);
     out.verdict = held == 2 ? Verdict::Held : held == 1 ? Verdict::HeldPartly : Verdict::DidNotHold;
     out.why =
@@ -190,6 +194,7 @@ class PrePostNorm : public Experiment {
     std::string text = fixed(mean_counting_failures(runs, "val_accuracy", 0.1), 2) + ", " +
                        (all_fast ? fixed(spread(runs, "fast_step").mean, 0) : std::string("-")) + ", " + plain(spikes);
     if (const size_t bad = count_status(runs, "diverged")) text += cat(", ", bad, " diverged");
+    if (const size_t bad = count_status(runs, "failed")) text += cat(", ", bad, " failed");
     return text;
   }
   /// Mean validation accuracy against blocks, per placement and warmup, at the largest lr
@@ -203,7 +208,7 @@ class PrePostNorm : public Experiment {
       std::string plots;
       size_t i = 0;
       for (Arch arch : archs())
-        for (int64_t warmup : warmups()) {
+        for (int64_t warmup : warmups(s)) {
           std::vector<std::vector<double>> rows;
           for (int64_t b : block_counts(s))
             rows.push_back({double(b), mean_counting_failures(cell(records, arch, norms()[n], b, lr, warmup),
