@@ -21,6 +21,7 @@
 #include "address_limit.hpp"
 #include "data/batch_order.hpp"
 #include "interrupt.hpp"
+#include "lesson/run_stats.hpp"
 #include "lesson/seeds.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
@@ -189,6 +190,13 @@ int run(Settings s) {
   if (!s.batch_order.empty())
     s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
   lesson::check_train_options(s.train, data.X_train.size(0));
+  if (!s.stats.empty()) {
+    const int64_t per_epoch = lesson::steps_per_epoch(data.X_train.size(0), s.train.batch_size, s.train.drop_last);
+    const int64_t steps = s.train.epochs > std::numeric_limits<int64_t>::max() / per_epoch
+                              ? std::numeric_limits<int64_t>::max()  // --epochs beyond any run's end
+                              : s.train.epochs * per_epoch;
+    s.train.stats_every = s.stats_every > 0 ? s.stats_every : lesson::default_stats_every(steps);
+  }
   std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
 
   // Runs that cannot train are refused now, before anything trains; if no run is left the
@@ -230,6 +238,7 @@ int run(Settings s) {
   if (!s.curves.empty()) write(s.curves, lesson::curves_csv(results));
   if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
+  if (!s.stats.empty()) write(s.stats, lesson::stats_csv(results));
   if (!printed)
     std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
                  "file was still written"

@@ -53,7 +53,13 @@ cxxopts::Options command_line() {
       text(), "DIR")("init-from", "start each run (every seed) from DIR/<run>.safetensors instead of a random init",
                      text(), "DIR")(
       "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
-      "FILE")("quiet", "no progress lines")("help", "show this help");
+      "FILE")("stats",
+              "record each layer's statistics (tanh outputs, their gradients, weight gradients and updates) "
+              "and write them to FILE (CSV: run,seed,step,layer,quantity,statistic,value)",
+              text(), "FILE")("stats-every",
+                              "with --stats: record every N-th step and each epoch's last (default: about 30 "
+                              "snapshots a run)",
+                              text(), "N")("quiet", "no progress lines")("help", "show this help");
   add_model_options(options);
   return options;
 }
@@ -164,6 +170,11 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.save_dir = text("save");
   s.init_from_dir = text("init-from");
   s.batch_order = text("batch-order");
+  s.stats = text("stats");
+  if (args.count("stats-every")) {
+    if (s.stats.empty()) throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
+    s.stats_every = whole("stats-every", 1);
+  }
   s.quiet = args.count("quiet") > 0;
   read_model_options(args, s);
   return s;

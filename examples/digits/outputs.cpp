@@ -82,6 +82,7 @@ std::vector<NamedFile> output_files(const Settings& s) {
   if (!s.curves.empty()) outputs.push_back({"--curves", s.curves});
   if (!s.validation.empty()) outputs.push_back({"--val-curves", s.validation});
   if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
+  if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
   if (!s.save_dir.empty())
     for (lesson::NormKind norm : s.norms)
       for (uint64_t seed : s.seeds) outputs.push_back({"--save", checkpoint_path(s, norm, seed)});

@@ -2,10 +2,13 @@
 // minidl: a small deep-learning framework. One include for all of it.
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/gradcheck.hpp"
+#include "minidl/autograd/hooks.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/data/tensor_dataset.hpp"
+#include "minidl/diagnostics/stats_recorder.hpp"
+#include "minidl/diagnostics/tensor_stats.hpp"
 #include "minidl/io/atomic_file.hpp"
 #include "minidl/io/safetensors.hpp"
 #include "minidl/nn/activation.hpp"

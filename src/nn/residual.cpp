@@ -28,7 +28,7 @@ Residual::Residual(std::shared_ptr<Module> fn, int) : fn_(std::move(fn)) {
 }
 
 Tensor Residual::forward(const Tensor& input) {
-  Tensor out = fn_->forward(input);
+  Tensor out = (*fn_)(input);
   if (out.shape() != input.shape())
     throw Error(cat("Residual: the wrapped ", fn_->type_name(), " maps input of shape ", to_string(input.shape()),
                     " to shape ", to_string(out.shape()), "; a residual connection needs the same shape"));
@@ -64,11 +64,11 @@ std::shared_ptr<Module> block_norm(const BlockOptions& o) {
 PreNormBlock::PreNormBlock(const BlockOptions& options, Generator& gen)
     : norm_(register_module("norm", block_norm(options))), mlp_(register_module("mlp", mlp(options, gen))) {}
 
-Tensor PreNormBlock::forward(const Tensor& input) { return input + mlp_->forward(norm_->forward(input)); }
+Tensor PreNormBlock::forward(const Tensor& input) { return input + (*mlp_)((*norm_)(input)); }
 
 PostNormBlock::PostNormBlock(const BlockOptions& options, Generator& gen)
     : norm_(register_module("norm", block_norm(options))), mlp_(register_module("mlp", mlp(options, gen))) {}
 
-Tensor PostNormBlock::forward(const Tensor& input) { return norm_->forward(input + mlp_->forward(input)); }
+Tensor PostNormBlock::forward(const Tensor& input) { return (*norm_)(input + (*mlp_)(input)); }
 
 }  // namespace minidl::nn

@@ -9,6 +9,7 @@
 #include <span>
 #include <utility>
 
+#include "autograd/grad_hooks.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
@@ -144,7 +145,13 @@ bool write_joins_graph(const Tensor& t, const Tensor& src) {
 // history gets what is left. `backward` maps t's gradient to gradients of {t before, src}.
 void rebase_history(const Tensor& t, const char* op, const Tensor& src, BackwardFn backward) {
   Tensor before(make_pooled<TensorImpl>(*t.impl()));  // same storage and grad_fn: the old history
+  const bool retained = t.retains_grad();
   record(t, op, {before, src}, std::move(backward));
+  // Hooks stay with the old value; retain_grad follows the tensor (PyTorch 2.x).
+  if (retained) {
+    before.grad_fn()->grad_hooks->retained.reset();
+    t.retain_grad();
+  }
 }
 }  // namespace
 

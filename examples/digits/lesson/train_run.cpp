@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "lesson/run_stats.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/ops/cross_entropy.hpp"
@@ -147,6 +148,9 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
 
+  std::unique_ptr<diagnostics::StatsRecorder> stats;
+  if (o.stats_every > 0) stats = lesson_recorder(model);
+  const int64_t epoch_steps = steps_per_epoch(data.X_train.size(0), o.batch_size, o.drop_last);
   int64_t step = 0;
   auto more_epochs = [&](int64_t epoch) { return o.steps ? step < *o.steps : epoch <= o.epochs; };
   for (int64_t epoch = 1; more_epochs(epoch) && result.ok(); ++epoch) {
@@ -164,6 +168,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         break;
       }
       optimizer.zero_grad();
+      if (stats && records_step(step + 1, o.stats_every, epoch_steps)) stats->arm(step + 1);
       Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
       const float value = loss.item();
       result.curve.push_back({epoch, ++step, value});
@@ -173,7 +178,9 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         break;
       }
       loss.backward();
+      if (stats) stats->before_update();
       optimizer.step();
+      if (stats) stats->after_update();
       loss_sum += value;
       ++batch_count;
     }
@@ -197,6 +204,10 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
       result.failure = cat(run_label(o.norm, o.seed), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
       result.diverged = true;
     }
+  }
+  if (stats) {
+    stats->disarm();  // a step that diverged recorded its forward only
+    result.stats = stats->rows();
   }
   if (!result.ok()) {
     result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();

@@ -16,6 +16,7 @@
 #include "data/digits.hpp"
 #include "lesson/arch.hpp"
 #include "lesson/deep_net.hpp"
+#include "minidl/diagnostics/stats_recorder.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::lesson {
@@ -40,6 +41,9 @@ struct TrainOptions {
   /// When set and it turns true, the run stops before its next step (Ctrl-C): its result
   /// says it was interrupted.
   const std::atomic<bool>* stop = nullptr;
+  /// > 0: record the layers' statistics (lesson/run_stats.hpp) every stats_every-th step and
+  /// at the end of each epoch, into RunResult::stats (--stats). 0: no recorder at all.
+  int64_t stats_every = 0;
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
@@ -88,8 +92,9 @@ struct RunResult {
   float train_loss = 0.0f;   // eval mode, the whole training split
   float val_loss = 0.0f;     // eval mode, the validation split
   float val_accuracy = 0.0f;
-  double seconds = 0.0;                   // build + train + evaluate
-  std::shared_ptr<nn::Sequential> model;  // the trained model
+  double seconds = 0.0;                      // build + train + evaluate
+  std::shared_ptr<nn::Sequential> model;     // the trained model
+  std::vector<diagnostics::StatsRow> stats;  // the recorded steps' statistics (stats_every > 0)
 
   bool ok() const { return !failure.has_value(); }
 };
