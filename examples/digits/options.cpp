@@ -52,7 +52,12 @@ cxxopts::Options command_line() {
       text(),
       "DIR")("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")(
       "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
-      "FILE")("quiet", "no progress lines")("help", "show this help");
+      "FILE")("quiet", "no progress lines")(
+      "distributed",
+      "train data-parallel on the processes mpirun started (mpirun -np N digits --distributed): each rank takes "
+      "batch-size / N of every batch; rank 0 prints and writes the files")(
+      "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)")(
+      "help", "show this help");
   return options;
 }
 
@@ -163,6 +168,10 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.init_dir = text("init");
   s.batch_order = text("batch-order");
   s.quiet = args.count("quiet") > 0;
+  s.distributed = args.count("distributed") > 0;
+  s.sync_bn = args.count("sync-bn") > 0;
+  if (s.sync_bn && !s.distributed)
+    throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
   return s;
 }
 

@@ -15,6 +15,7 @@
 
 #include "data/digits.hpp"
 #include "lesson/deep_net.hpp"
+#include "lesson/parallel.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::lesson {
@@ -35,6 +36,9 @@ struct TrainOptions {
   /// When set and it turns true, the run stops before its next step (Ctrl-C): its result
   /// says it was interrupted.
   const std::atomic<bool>* stop = nullptr;
+  /// Data-parallel training over several processes (--distributed); null: this process
+  /// alone. batch_size is then the global batch, split across the ranks (lesson/parallel.hpp).
+  std::shared_ptr<Parallel> parallel{};
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
