@@ -5,6 +5,7 @@
 
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/distributed/collectives.hpp"
+#include "minidl/distributed/environment.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::distributed {
@@ -92,6 +93,7 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
 }
 
 void DistributedDataParallel::reduce_gradients() {
+  const bool alone = world_size() == 1;  // the average of one: only the missing gradients to fill
   for (const std::vector<size_t>& bucket : buckets_) {
     std::vector<Tensor> grads;
     size_t floats = 0;
@@ -105,6 +107,7 @@ void DistributedDataParallel::reduce_gradients() {
       grads.push_back(g);
       floats += size_t(g.numel());
     }
+    if (alone) continue;
     pack(bucket_, grads);
     all_reduce(std::span<float>(bucket_.data(), floats), ReduceOp::Average);
     unpack(bucket_, grads);
