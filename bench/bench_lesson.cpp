@@ -1,11 +1,14 @@
 // bench_lesson: the lesson's runs (train 5 epochs + the two evaluations, as digits does)
 // on one thread, beside their GEMM floor: the same sgemm calls, same shapes, replayed
 // alone in this process. Prints each run and the total, per optimizer step, and the ratio.
+// --batch-size 1 --epochs 1 measures the small-batch regime; --record-gemm writes the
+// sgemm calls of all runs for bench/sgemm_lesson (the floor of the whole process).
 #include <cxxopts.hpp>
 #include <iostream>
 #include <sstream>
 #include <tuple>
 
+#include "gemm_log.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 #include "timing.hpp"
@@ -28,15 +31,15 @@ void print(const std::string& name, const Figures& f) {
       f.run.cpu * 1e3, f.floor.cpu * 1e3, f.run.cpu / f.floor.cpu, f.steps, f.gemms);
 }
 
-Figures measure(const data::DigitsSplit& data, lesson::NormKind norm, int repeats) {
-  lesson::TrainOptions options;
-  options.norm = norm;
+Figures measure(const data::DigitsSplit& data, lesson::TrainOptions options, int repeats,
+                std::vector<kernels::GemmCall>& all_calls) {
   Figures f;
   auto run = [&] { f.steps = lesson::train_run(data, options).curve.size(); };
   run();  // warm: the block cache, OpenBLAS's buffers, the page cache
   const auto calls = bench::record_gemm_calls(run);
   std::tie(f.run, f.floor) = bench::time_against_floor(repeats, run, calls);
   f.gemms = calls.size();
+  all_calls.insert(all_calls.end(), calls.begin(), calls.end());
   return f;
 }
 
@@ -47,8 +50,12 @@ int main(int argc, char** argv) {
   options.add_options()("norm", "comma list of runs", cxxopts::value<std::string>()->default_value("none,batch,layer"))(
       "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
       "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))(
-      "data", "directory with digits.csv and the split files",
-      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))("help", "show this help");
+      "batch-size", "examples per step", cxxopts::value<int64_t>()->default_value("64"))(
+      "epochs", "epochs per run", cxxopts::value<int64_t>()->default_value("5"))(
+      "record-gemm", "write every run's sgemm calls to this file (for bench/sgemm_lesson)",
+      cxxopts::value<std::string>())("data", "directory with digits.csv and the split files",
+                                     cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))("help",
+                                                                                                    "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";
@@ -57,9 +64,14 @@ int main(int argc, char** argv) {
   set_num_threads(args["threads"].as<int>());
   const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
   Figures total;
+  std::vector<kernels::GemmCall> all_calls;
   std::stringstream list(args["norm"].as<std::string>());
   for (std::string name; std::getline(list, name, ',');) {
-    const Figures f = measure(data, lesson::parse_norm(name), args["repeats"].as<int>());
+    lesson::TrainOptions train;
+    train.norm = lesson::parse_norm(name);
+    train.batch_size = args["batch-size"].as<int64_t>();
+    train.epochs = args["epochs"].as<int64_t>();
+    const Figures f = measure(data, train, args["repeats"].as<int>(), all_calls);
     print(name, f);
     total.run.wall += f.run.wall;
     total.run.cpu += f.run.cpu;
@@ -69,4 +81,6 @@ int main(int argc, char** argv) {
     total.gemms += f.gemms;
   }
   print("lesson", total);
+  if (args.count("record-gemm"))
+    bench::write_gemm_log(bench::make_gemm_log(all_calls), args["record-gemm"].as<std::string>());
 }

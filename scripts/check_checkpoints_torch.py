@@ -3,14 +3,17 @@
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
     /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/examples/digits/digits] [--norm none,batch,...]
+        [--arch mlp,resmlp-pre,resmlp-post]
 
-For each norm (default: all five):
+For each arch (default: all three) and each of its norms (mlp: the five; resmlp-pre and
+resmlp-post: layer and rms, with 2 blocks and --dropout 0.1 so the Dropout layers are in the
+model; their PyTorch classes are those of scripts/fixtures_nn_extras.py):
   minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
                      deep_net(norm) takes it with load_state_dict(strict=True), and in eval mode
                      gives the validation loss and accuracy that digits' --summary reports.
   PyTorch -> minidl  PyTorch trains deep_net(norm) a few steps (so BatchNorm's running statistics
                      and num_batches_tracked are not at their defaults) and saves it; `digits
-                     --init` starts from it and replays one epoch in a batch order written here;
+                     --init-from` starts from it and replays one epoch in a batch order written here;
                      its first step loss matches PyTorch's to 1e-5, and every later one stays as
                      close to PyTorch float32 as PyTorch float32 stays to float64 (x4).
 Exits 1 naming the first mismatch. The files are written by hand (json + struct): the
@@ -30,25 +33,14 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fixtures import REPO, load_digits_split, load_safetensors, save_safetensors  # noqa: E402
+from fixtures_nn_extras import NORMS as BLOCK_NORMS, PostNormBlock, PreNormBlock  # noqa: E402
 
 NORMS = ["none", "batch", "layer", "rms", "group"]
 WIDTH, GROUPS = 64, 8
 
 
-class RMSNorm(nn.Module):
-    """torch.nn.RMSNorm (PyTorch 2.4) for 1.13: y = x / sqrt(mean(x^2) + eps) * weight."""
-
-    def __init__(self, size, eps=None):
-        super().__init__()
-        self.eps = torch.finfo(torch.float32).eps if eps is None else eps
-        self.weight = nn.Parameter(torch.ones(size))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
 def make_norm(norm):
-    return {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm, "rms": RMSNorm,
+    return {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm, "rms": BLOCK_NORMS["rms"],
             "group": lambda width: nn.GroupNorm(GROUPS, width)}[norm]
 
 
@@ -59,6 +51,40 @@ def deep_net(norm, depth=8, width=WIDTH):
         layers += [nn.Linear(n_in, width)] + ([layer(width)] if layer else []) + [nn.Tanh()]
         n_in = width
     return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+RESMLP = {"blocks": 2, "expansion": 4, "dropout": 0.1}
+RESMLP_ARGS = ["--blocks", str(RESMLP["blocks"]), "--expansion", str(RESMLP["expansion"]),
+               "--dropout", str(RESMLP["dropout"])]
+
+
+def res_mlp(arch, norm, width=WIDTH):
+    """digits --arch resmlp-pre|resmlp-post: a stem Linear, the blocks, (pre: a final norm), the head."""
+    block = PreNormBlock if arch == "resmlp-pre" else PostNormBlock
+    layers = [nn.Linear(64, width)]
+    layers += [block(width, RESMLP["expansion"], norm, "gelu", RESMLP["dropout"]) for _ in range(RESMLP["blocks"])]
+    layers += [BLOCK_NORMS[norm](width)] if arch == "resmlp-pre" else []
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+def without_dropout(model):
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    return model
+
+
+class Model:
+    """One arch and norm: how PyTorch builds it and the digits options that build the same."""
+
+    def __init__(self, arch, norm):
+        self.arch, self.norm = arch, norm
+        self.args = ["--arch", arch, "--norm", norm] + ([] if arch == "mlp" else RESMLP_ARGS)
+        self.replay_args = self.args[:-1] + ["0"] if arch != "mlp" else self.args  # --dropout 0
+        self.label = f"{arch}/{norm}"
+
+    def build(self):
+        return deep_net(self.norm) if self.arch == "mlp" else res_mlp(self.arch, self.norm)
 
 
 def digits(binary, *args):
@@ -79,12 +105,13 @@ def check(condition, message):
         sys.exit("MISMATCH: " + message)
 
 
-def minidl_to_torch(binary, norm, data, work):
+def minidl_to_torch(binary, spec, data, work):
     X_train, X_val, y_train, y_val = data
+    norm = spec.norm
     save, summary = os.path.join(work, "saved"), os.path.join(work, f"summary_{norm}.json")
-    digits(binary, "--norm", norm, "--epochs", "1", "--save", save, "--summary", summary)
+    digits(binary, *spec.args, "--epochs", "1", "--save", save, "--summary", summary)
     state = load_safetensors(os.path.join(save, f"{norm}.safetensors"))
-    model = deep_net(norm)
+    model = spec.build()
     model.load_state_dict(state, strict=True)  # raises on a missing, unexpected or misshapen entry
     for name, value in model.state_dict().items():
         check(value.dtype == state[name].dtype, f"{name}: dtype {state[name].dtype}, PyTorch has {value.dtype}")
@@ -97,13 +124,14 @@ def minidl_to_torch(binary, norm, data, work):
         run = json.load(f)["runs"][0]
     check(abs(run["val_loss"] - val_loss) < 1e-4, f"{norm}: val loss digits {run['val_loss']} vs PyTorch {val_loss}")
     check(abs(run["val_accuracy"] - accuracy) < 1e-6, f"{norm}: val accuracy {run['val_accuracy']} vs {accuracy}")
-    print(f"  minidl -> PyTorch  {norm:<6} strict load ok; val loss {val_loss:.6f} (digits {run['val_loss']:.6f})")
+    print(f"  minidl -> PyTorch  {spec.label:<18} strict load ok; val loss {val_loss:.6f} (digits {run['val_loss']:.6f})")
 
 
-def torch_to_minidl(binary, norm, data, work):
+def torch_to_minidl(binary, spec, data, work):
     X_train, X_val, y_train, y_val = data
+    norm = spec.norm
     torch.manual_seed(1)
-    model = deep_net(norm)
+    model = spec.build()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     loss_fn = nn.CrossEntropyLoss()
     for _ in range(3):  # move the running statistics off their defaults
@@ -121,7 +149,9 @@ def torch_to_minidl(binary, norm, data, work):
         f.write(" ".join(str(int(i)) for i in order) + "\n")
     # The same epoch in PyTorch, in float32 and in float64 from the same weights: how far the
     # two drift apart measures how much this stack amplifies rounding.
-    twin = deep_net(norm).double()
+    # The replay compares losses step by step: no dropout masks on either side (digits --dropout 0).
+    without_dropout(model)
+    twin = without_dropout(spec.build().double())
     twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in model.state_dict().items()})
     twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05)
     losses, losses64 = [], []
@@ -135,7 +165,7 @@ def torch_to_minidl(binary, norm, data, work):
             out.append(loss.item())
 
     curves = os.path.join(work, f"curves_{norm}.csv")
-    digits(binary, "--norm", norm, "--epochs", "1", "--init", init, "--batch-order", order_file, "--curves", curves)
+    digits(binary, *spec.replay_args, "--epochs", "1", "--init-from", init, "--batch-order", order_file, "--curves", curves)
     ours = read_curve(curves, norm)
     check(len(ours) == len(losses), f"{norm}: digits took {len(ours)} steps, PyTorch {len(losses)}")
     # The first step shows the loaded weights are PyTorch's, to rounding. After it, minidl is held
@@ -148,23 +178,26 @@ def torch_to_minidl(binary, norm, data, work):
     for step, (a, b) in enumerate(zip(ours[:stable], losses[:stable]), start=1):
         check(abs(a - b) <= 1e-4, f"{norm}: step {step} loss digits {a} vs PyTorch {b}, more than 1e-4 apart within "
               f"the {stable} steps PyTorch float32 and float64 agree on")
-    print(f"  PyTorch -> minidl  {norm:<6} strict load ok; the first {stable} of {len(ours)} step losses (where PyTorch "
+    print(f"  PyTorch -> minidl  {spec.label:<18} strict load ok; the first {stable} of {len(ours)} step losses (where PyTorch "
           f"float32 and float64 agree within 1e-5) within {worst:.1e}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
-    parser.add_argument("--norm", default=",".join(NORMS))
+    parser.add_argument("--norm", default=None, help="default: every norm the arch takes")
+    parser.add_argument("--arch", default="mlp,resmlp-pre,resmlp-post")
     args = parser.parse_args()
     if not os.access(args.digits, os.X_OK):
         sys.exit(f"{args.digits}: no digits program there (build it, or pass --digits PATH)")
     torch.set_num_threads(1)
     data = load_digits_split(os.path.join(REPO, "data"))
     with tempfile.TemporaryDirectory() as work:
-        for norm in args.norm.split(","):
-            minidl_to_torch(args.digits, norm, data, work)
-            torch_to_minidl(args.digits, norm, data, work)
+        for arch in args.arch.split(","):
+            norms = NORMS if arch == "mlp" else list(BLOCK_NORMS)
+            for norm in args.norm.split(",") if args.norm else norms:
+                minidl_to_torch(args.digits, Model(arch, norm), data, work)
+                torch_to_minidl(args.digits, Model(arch, norm), data, work)
     print("checkpoints move between minidl and PyTorch both ways")
 
 

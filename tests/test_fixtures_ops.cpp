@@ -32,7 +32,10 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "SGD",                                // test_sgd.cpp
       "BatchNorm1d",   "BatchNorm2d",
       "LayerNorm",     "RMSNorm",
-      "GroupNorm",  // test_fixtures_norm.cpp
+      "GroupNorm",              // test_fixtures_norm.cpp
+      "GELU",          "SiLU",  // test_nn_gelu_silu.cpp
+      "PreNormBlock",  "PostNormBlock",
+      "Residual",  // test_nn_residual.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);

@@ -61,3 +61,11 @@ TEST_CASE("gradcheck: a NaN fails, a constant input passes, options are checked"
   REQUIRE_THROWS_WITH(gradcheck(nan_op, {Tensor::ones({1})}, {.eps = 0.0}),
                       "gradcheck: expected eps > 0, atol >= 0 and rtol >= 0, got eps 0, atol 0.002, rtol 0.02");
 }
+
+TEST_CASE("gradcheck: an input checked twice is not credited with the first check's gradient", "[gradcheck]") {
+  // The first call leaves x.grad = 2x; the second must compare 2x alone, not 4x.
+  Tensor x = Tensor::from_vector({0.5f, -1.5f, 2.0f});
+  auto square = [](const std::vector<Tensor>& in) { return in[0] * in[0]; };
+  CHECK(gradcheck(square, {x}, {.raise_exception = false}).passed);
+  CHECK(gradcheck(square, {x}, {.raise_exception = false}).passed);
+}

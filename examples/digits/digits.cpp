@@ -39,18 +39,33 @@ namespace {
 // Reads DIR/<run>.safetensors for every run and checks it fits, before any training.
 std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
   std::vector<std::optional<nn::StateDict>> inits(s.norms.size());
-  if (s.init_dir.empty()) return inits;
+  if (s.init_from_dir.empty()) return inits;
   for (size_t i = 0; i < s.norms.size(); ++i) {
-    const std::string path = (fs::path(s.init_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
+    const std::string path = (fs::path(s.init_from_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
     inits[i] = io::load_safetensors(path);
-    auto model = lesson::deep_net(s.norms[i], s.train.net);
+    Generator gen(0);
+    auto model = lesson::build_model(s.norms[i], s.train.net, s.train.model, gen);
     try {
       model->load_state_dict(*inits[i], /*strict=*/true);
     } catch (const Error& e) {
-      throw UsageError(cat(path, " does not fit deep_net(", lesson::short_name(s.norms[i]), "): ", e.what()));
+      const lesson::Arch arch = s.train.model.arch;
+      throw UsageError(cat(path, " does not fit ", arch == lesson::Arch::MLP ? "deep_net" : lesson::arch_name(arch),
+                           "(", lesson::short_name(s.norms[i]), "): ", e.what()));
     }
   }
   return inits;
+}
+
+// --summary-model: each norm's model as a table on stdout, nothing trained.
+int print_model_summaries(const Settings& s) {
+  for (NormKind norm : s.norms) {
+    Generator gen(0);
+    auto model = lesson::build_model(norm, s.train.net, s.train.model, gen);
+    std::cout << lesson::arch_name(s.train.model.arch) << " with " << lesson::display_name(norm) << "\n"
+              << nn::summary(*model);
+  }
+  std::cout.flush();
+  return std::cout ? 0 : 1;
 }
 
 // One whole line per call, so lines of runs training at once never interleave mid-line.
@@ -164,10 +179,13 @@ int run(Settings s) {
   if (s.threads) set_num_threads(*s.threads);
   for (NormKind norm : s.norms) {
     s.train.norm = norm;
-    lesson::check_deep_net_options(norm, s.train.net);
-    lesson::check_model_fits(norm, s.train.net);
+    lesson::check_model_options(norm, s.train.net, s.train.model);
+    lesson::check_model_fits(norm, s.train.net, s.train.model);
   }
-  s.train.norm = NormKind::None;
+  if (s.summary_model) return print_model_summaries(s);
+  // The checks below that apply to every run: none refuses a norm per run (BatchNorm's batch of
+  // one is refused run by run), but a resmlp arch needs one of its own norms to check against.
+  s.train.norm = s.train.model.arch == lesson::Arch::MLP ? NormKind::None : s.norms.front();
   check_outputs(s);
   const data::DigitsSplit data = data::load_digits(s.data_dir);
   if (!s.batch_order.empty())

@@ -12,6 +12,7 @@
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "model_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,8 +50,8 @@ cxxopts::Options command_line() {
       "val_accuracy)",
       text(), "FILE")("summary", "write each run's figures to FILE (JSON)", text(), "FILE")(
       "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
-      text(),
-      "DIR")("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")(
+      text(), "DIR")("init-from", "start each run (every seed) from DIR/<run>.safetensors instead of a random init",
+                     text(), "DIR")(
       "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
       "FILE")("quiet", "no progress lines")(
       "distributed",
@@ -58,6 +59,7 @@ cxxopts::Options command_line() {
       "batch-size / N of every batch; rank 0 prints and writes the files")(
       "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)")(
       "help", "show this help");
+  add_model_options(options);
   return options;
 }
 
@@ -165,9 +167,10 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.validation = text("val-curves");
   s.summary = text("summary");
   s.save_dir = text("save");
-  s.init_dir = text("init");
+  s.init_from_dir = text("init-from");
   s.batch_order = text("batch-order");
   s.quiet = args.count("quiet") > 0;
+  read_model_options(args, s);
   s.distributed = args.count("distributed") > 0;
   s.sync_bn = args.count("sync-bn") > 0;
   if (s.sync_bn && !s.distributed)

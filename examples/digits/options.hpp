@@ -16,11 +16,12 @@ struct Settings {
   lesson::TrainOptions train;  // norm, seed, init and batch_order are filled per run / after loading
   std::optional<int> threads;
   int jobs = 1;
-  std::string data_dir, curves, validation, summary, save_dir, init_dir, batch_order;
+  std::string data_dir, curves, validation, summary, save_dir, init_from_dir, batch_order;
   bool quiet = false;
-  bool distributed = false;  // --distributed: data-parallel over the processes mpirun started
-  bool sync_bn = false;      // --sync-bn: BatchNorm layers as SyncBatchNorm (with --distributed)
-  bool print = true;         // false on the ranks other than 0: no results or failures printed
+  bool summary_model = false;  // --summary-model: print each model's table, train nothing
+  bool distributed = false;    // --distributed: data-parallel over the processes mpirun started
+  bool sync_bn = false;        // --sync-bn: BatchNorm layers as SyncBatchNorm (with --distributed)
+  bool print = true;           // false on the ranks other than 0: no results or failures printed
 };
 
 /// The most threads or jobs an option may ask for.

@@ -70,9 +70,10 @@ std::vector<NamedFile> input_files(const Settings& s) {
   for (const char* name : {"digits.csv", "digits_train_indices.txt", "digits_test_indices.txt"})
     inputs.push_back({"--data", (fs::path(s.data_dir) / name).string()});
   if (!s.batch_order.empty()) inputs.push_back({"--batch-order", s.batch_order});
-  if (!s.init_dir.empty())
+  if (!s.init_from_dir.empty())
     for (lesson::NormKind norm : s.norms)
-      inputs.push_back({"--init", (fs::path(s.init_dir) / (lesson::short_name(norm) + ".safetensors")).string()});
+      inputs.push_back(
+          {"--init-from", (fs::path(s.init_from_dir) / (lesson::short_name(norm) + ".safetensors")).string()});
   return inputs;
 }
 

@@ -45,11 +45,21 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                      {"val_loss", spread_json(row.val_loss)},
                      {"val_accuracy", spread_json(row.val_accuracy)}});
   const lesson::TrainOptions& t = s.train;
-  nlohmann::ordered_json settings = {{"epochs", t.epochs},         {"lr", t.lr},
-                                     {"batch_size", t.batch_size}, {"drop_last", t.drop_last},
-                                     {"depth", t.net.depth},       {"width", t.net.width},
-                                     {"groups", t.net.groups},     {"seeds", s.seeds},
-                                     {"init", s.init_dir},         {"batch_order", s.batch_order}};
+  nlohmann::ordered_json settings = {{"epochs", t.epochs},
+                                     {"lr", t.lr},
+                                     {"batch_size", t.batch_size},
+                                     {"drop_last", t.drop_last},
+                                     {"depth", t.net.depth},
+                                     {"width", t.net.width},
+                                     {"groups", t.net.groups},
+                                     {"arch", lesson::arch_name(t.model.arch)},
+                                     {"blocks", t.model.blocks},
+                                     {"expansion", t.model.expansion},
+                                     {"dropout", t.model.dropout},
+                                     {"init", lesson::init_name(t.model.init)},
+                                     {"seeds", s.seeds},
+                                     {"init_from", s.init_from_dir},
+                                     {"batch_order", s.batch_order}};
   const nlohmann::ordered_json summary{
       {"settings", settings}, {"interrupted", signal_json(stop_signal)}, {"norms", norms}, {"runs", runs}};
   return summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

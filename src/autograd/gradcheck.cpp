@@ -49,7 +49,10 @@ GradcheckReport gradcheck(const GradcheckFunction& f, std::vector<Tensor> inputs
   if (!(options.eps > 0.0) || options.atol < 0.0 || options.rtol < 0.0)
     throw Error(cat("gradcheck: expected eps > 0, atol >= 0 and rtol >= 0, got eps ", options.eps, ", atol ",
                     options.atol, ", rtol ", options.rtol));
-  for (Tensor& x : inputs) x.requires_grad_(true);
+  for (Tensor& x : inputs) {
+    x.requires_grad_(true);
+    x.zero_grad();  // a gradient left by an earlier backward (the same input checked twice) is not f's
+  }
   Generator gen(options.seed);
   const Tensor out = f(inputs);
   const Tensor v = Tensor::randn(out.shape(), gen);

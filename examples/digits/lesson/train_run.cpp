@@ -20,13 +20,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Seeds the run's dropout stream: seed ^ salt, so it differs from the init stream Generator(seed).
+constexpr uint64_t kDropoutStreamSalt = 0x9E3779B97F4A7C15ULL;
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm) {
+void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm, Arch arch) {
   try {
     model.load_state_dict(init, /*strict=*/true);
   } catch (const Error& e) {
-    throw UsageError(cat("the initial weights do not fit deep_net(", short_name(norm), "): ", e.what()));
+    throw UsageError(cat("the initial weights do not fit ", arch == Arch::MLP ? "deep_net" : arch_name(arch), "(",
+                         short_name(norm), "): ", e.what()));
   }
 }
 
@@ -120,7 +124,7 @@ std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples
 }
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
-  check_deep_net_options(o.norm, o.net);
+  check_model_options(o.norm, o.net, o.model);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.steps && *o.steps < 1) throw UsageError(cat("steps must be at least 1, got ", *o.steps));
   if (o.steps && !o.batch_order.empty()) throw UsageError("a fixed number of steps cannot replay a batch order");
@@ -176,8 +180,10 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   result.norm = o.norm;
   result.seed = o.seed;
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
-  result.model = deep_net(o.norm, o.net, init);
-  if (o.init) load_init(*result.model, *o.init, o.norm);
+  // Dropout's masks come from a stream of the run's own too, apart from the init's.
+  auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
+  result.model = build_model(o.norm, o.net, o.model, init, dropout_stream);
+  if (o.init) load_init(*result.model, *o.init, o.norm, o.model.arch);
   if (o.parallel) result.model = o.parallel->prepare(result.model);
   nn::Sequential& model = *result.model;
   optim::SGD optimizer(model.parameters(), {.lr = o.lr});

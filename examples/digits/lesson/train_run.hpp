@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "data/digits.hpp"
+#include "lesson/arch.hpp"
 #include "lesson/deep_net.hpp"
 #include "lesson/parallel.hpp"
 #include "minidl/nn/module.hpp"
@@ -23,6 +24,7 @@ namespace minidl::lesson {
 struct TrainOptions {
   NormKind norm = NormKind::None;
   DeepNetOptions net{};
+  ModelOptions model{};  // --arch, --blocks, --dropout, --init
   int64_t epochs = 5;
   double lr = 0.05;  // SGD without momentum
   int64_t batch_size = 64;
@@ -31,7 +33,7 @@ struct TrainOptions {
   /// cut short), instead of `epochs` epochs.
   std::optional<int64_t> steps{};
   uint64_t seed = 0;  // seeds the run's own init generator and the loader's shuffling
-  /// Start from these weights instead of the random init (--init); strict names and shapes.
+  /// Start from these weights instead of the random init (--init-from); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
   /// (--batch-order); batches are its consecutive chunks.
