@@ -60,7 +60,12 @@ cxxopts::Options command_line() {
               text(), "FILE")("stats-every",
                               "with --stats: record every N-th step and each epoch's last (default: about 30 "
                               "snapshots a run)",
-                              text(), "N")("quiet", "no progress lines")("help", "show this help");
+                              text(), "N")("quiet", "no progress lines")(
+      "distributed",
+      "train data-parallel on the processes mpirun started (mpirun -np N digits --distributed): each rank takes "
+      "batch-size / N of every batch; rank 0 prints and writes the files")(
+      "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)")(
+      "help", "show this help");
   add_model_options(options);
   add_trainer_options(options);
   return options;
@@ -180,6 +185,10 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   }
   s.quiet = args.count("quiet") > 0;
   read_model_options(args, s);
+  s.distributed = args.count("distributed") > 0;
+  s.sync_bn = args.count("sync-bn") > 0;
+  if (s.sync_bn && !s.distributed)
+    throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
   return s;
 }
 

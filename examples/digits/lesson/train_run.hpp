@@ -16,6 +16,7 @@
 #include "data/digits.hpp"
 #include "lesson/arch.hpp"
 #include "lesson/deep_net.hpp"
+#include "lesson/parallel.hpp"
 #include "lesson/trainer_setup.hpp"
 #include "minidl/diagnostics/stats_recorder.hpp"
 #include "minidl/nn/module.hpp"
@@ -46,6 +47,9 @@ struct TrainOptions {
   /// > 0: record the layers' statistics (lesson/run_stats.hpp) every stats_every-th step and
   /// at the end of each epoch, into RunResult::stats (--stats). 0: no recorder at all.
   int64_t stats_every = 0;
+  /// Data-parallel training over several processes (--distributed); null: this process
+  /// alone. batch_size is then the global batch, split across the ranks (lesson/parallel.hpp).
+  std::shared_ptr<Parallel> parallel{};
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
