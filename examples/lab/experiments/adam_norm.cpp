@@ -1,7 +1,6 @@
 // 13. Adam and normalization: does Adam rescue the lesson's network without a norm layer in
-// the lesson's 5 epochs, where SGD leaves it stuck? Needs the trainer's optimizer switch
-// (lesson/trainer_setup.hpp); without it the experiment is not built.
-#if __has_include("lesson/trainer_setup.hpp")
+// the lesson's 5 epochs, where SGD leaves it stuck? Uses the trainer's optimizer switch
+// (lesson/trainer_setup.hpp).
 #include "experiments.hpp"
 #include "lesson/trainer_setup.hpp"
 #include "minidl/tensor/error.hpp"
@@ -145,4 +144,3 @@ class AdamNorm : public Experiment {
 std::shared_ptr<const Experiment> adam_norm_experiment() { return std::make_shared<AdamNorm>(); }
 
 }  // namespace minidl::lab
-#endif

@@ -1,8 +1,6 @@
 // 12. Pre-norm against post-norm: residual MLP stacks of growing depth, the norm before each
 // block (x + f(norm(x))) or after it (norm(x + f(x))), trained by Adam with and without a
-// warmup. Needs the trainer's optimizer switch (lesson/trainer_setup.hpp); without it the
-// experiment is not built.
-#if __has_include("lesson/trainer_setup.hpp")
+// warmup (the trainer's optimizer switch, lesson/trainer_setup.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -233,4 +231,3 @@ class PrePostNorm : public Experiment {
 std::shared_ptr<const Experiment> pre_post_norm_experiment() { return std::make_shared<PrePostNorm>(); }
 
 }  // namespace minidl::lab
-#endif
