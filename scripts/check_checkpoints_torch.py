@@ -3,10 +3,13 @@
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
     /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/examples/digits/digits] [--norm none,batch,...]
+        [--arch mlp|cnn]
 
-For each norm (default: all five):
+--arch picks the network as digits' --arch does: the lesson's deep_net (mlp, the default; norms
+none, batch, layer, rms, group) or the digits' CNN (cnn(); norms none, batch, layer, group,
+instance). For each norm (default: all of the arch's):
   minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
-                     deep_net(norm) takes it with load_state_dict(strict=True), and in eval mode
+                     deep_net(norm) (or cnn(norm)) takes it with load_state_dict(strict=True), and in eval mode
                      gives the validation loss and accuracy that digits' --summary reports.
   PyTorch -> minidl  PyTorch trains deep_net(norm) a few steps (so BatchNorm's running statistics
                      and num_batches_tracked are not at their defaults) and saves it; `digits
@@ -31,7 +34,7 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fixtures import REPO, load_digits_split, load_safetensors, save_safetensors  # noqa: E402
 
-NORMS = ["none", "batch", "layer", "rms", "group"]
+NORMS = {"mlp": ["none", "batch", "layer", "rms", "group"], "cnn": ["none", "batch", "layer", "group", "instance"]}
 WIDTH, GROUPS = 64, 8
 
 
@@ -61,8 +64,28 @@ def deep_net(norm, depth=8, width=WIDTH):
     return nn.Sequential(*layers, nn.Linear(width, 10))
 
 
+def cnn(norm, groups=GROUPS):
+    """The digits' CNN (examples/digits/lesson/cnn.hpp): three 3x3 convolutions, each followed by
+    the norm and ReLU, global average pooling, Linear(32, 10). layer = GroupNorm(1, C),
+    instance = GroupNorm(C, C)."""
+    make = {"none": None, "batch": nn.BatchNorm2d, "layer": lambda c: nn.GroupNorm(1, c),
+            "group": lambda c: nn.GroupNorm(groups, c), "instance": lambda c: nn.GroupNorm(c, c)}[norm]
+    layers = [nn.Unflatten(1, (1, 8, 8))]
+    for conv in (nn.Conv2d(1, 16, 3, padding=1), nn.Conv2d(16, 32, 3, stride=2, padding=1),
+                 nn.Conv2d(32, 32, 3, padding=1)):
+        layers += [conv] + ([make(conv.out_channels)] if make else []) + [nn.ReLU()]
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+ARCH = "mlp"  # --arch: which network model() builds and digits trains
+
+
+def model(norm):
+    return cnn(norm) if ARCH == "cnn" else deep_net(norm)
+
+
 def digits(binary, *args):
-    done = subprocess.run([binary, "--quiet", "--seeds", "0", *args], capture_output=True, text=True)
+    done = subprocess.run([binary, "--quiet", "--seeds", "0", "--arch", ARCH, *args], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"digits {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout
@@ -84,13 +107,13 @@ def minidl_to_torch(binary, norm, data, work):
     save, summary = os.path.join(work, "saved"), os.path.join(work, f"summary_{norm}.json")
     digits(binary, "--norm", norm, "--epochs", "1", "--save", save, "--summary", summary)
     state = load_safetensors(os.path.join(save, f"{norm}.safetensors"))
-    model = deep_net(norm)
-    model.load_state_dict(state, strict=True)  # raises on a missing, unexpected or misshapen entry
-    for name, value in model.state_dict().items():
+    net = model(norm)
+    net.load_state_dict(state, strict=True)  # raises on a missing, unexpected or misshapen entry
+    for name, value in net.state_dict().items():
         check(value.dtype == state[name].dtype, f"{name}: dtype {state[name].dtype}, PyTorch has {value.dtype}")
-    model.eval()
+    net.eval()
     with torch.no_grad():
-        logits = model(X_val)
+        logits = net(X_val)
         val_loss = nn.functional.cross_entropy(logits, y_val).item()
         accuracy = (logits.argmax(1) == y_val).float().mean().item()
     with open(summary) as f:
@@ -103,17 +126,17 @@ def minidl_to_torch(binary, norm, data, work):
 def torch_to_minidl(binary, norm, data, work):
     X_train, X_val, y_train, y_val = data
     torch.manual_seed(1)
-    model = deep_net(norm)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    net = model(norm)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
     loss_fn = nn.CrossEntropyLoss()
     for _ in range(3):  # move the running statistics off their defaults
         batch = torch.randint(0, len(X_train), (64,))
         opt.zero_grad()
-        loss_fn(model(X_train[batch]), y_train[batch]).backward()
+        loss_fn(net(X_train[batch]), y_train[batch]).backward()
         opt.step()
     init = os.path.join(work, "init")
     os.makedirs(init, exist_ok=True)
-    save_safetensors(os.path.join(init, f"{norm}.safetensors"), list(model.state_dict().items()))
+    save_safetensors(os.path.join(init, f"{norm}.safetensors"), list(net.state_dict().items()))
 
     order = torch.randperm(len(X_train))
     order_file = os.path.join(work, "order.txt")
@@ -121,15 +144,15 @@ def torch_to_minidl(binary, norm, data, work):
         f.write(" ".join(str(int(i)) for i in order) + "\n")
     # The same epoch in PyTorch, in float32 and in float64 from the same weights: how far the
     # two drift apart measures how much this stack amplifies rounding.
-    twin = deep_net(norm).double()
-    twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in model.state_dict().items()})
+    twin = model(norm).double()
+    twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in net.state_dict().items()})
     twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05)
     losses, losses64 = [], []
     for start in range(0, len(order), 64):  # one epoch, the same batches digits will take
         batch = order[start:start + 64]
-        for net, optimizer, out, x in ((model, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
+        for m, optimizer, out, x in ((net, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
             optimizer.zero_grad()
-            loss = loss_fn(net(x[batch]), y_train[batch])
+            loss = loss_fn(m(x[batch]), y_train[batch])
             loss.backward()
             optimizer.step()
             out.append(loss.item())
@@ -155,17 +178,20 @@ def torch_to_minidl(binary, norm, data, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
-    parser.add_argument("--norm", default=",".join(NORMS))
+    parser.add_argument("--arch", choices=["mlp", "cnn"], default="mlp")
+    parser.add_argument("--norm", help="comma list (default: every norm of the arch)")
     args = parser.parse_args()
+    global ARCH
+    ARCH = args.arch
     if not os.access(args.digits, os.X_OK):
         sys.exit(f"{args.digits}: no digits program there (build it, or pass --digits PATH)")
     torch.set_num_threads(1)
     data = load_digits_split(os.path.join(REPO, "data"))
     with tempfile.TemporaryDirectory() as work:
-        for norm in args.norm.split(","):
+        for norm in (args.norm or ",".join(NORMS[ARCH])).split(","):
             minidl_to_torch(args.digits, norm, data, work)
             torch_to_minidl(args.digits, norm, data, work)
-    print("checkpoints move between minidl and PyTorch both ways")
+    print(f"checkpoints of --arch {ARCH} move between minidl and PyTorch both ways")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "BatchNorm1d",   "BatchNorm2d",
       "LayerNorm",     "RMSNorm",
       "GroupNorm",  // test_fixtures_norm.cpp
+      "Conv2d",        "MaxPool2d",
+      "AvgPool2d",     "AdaptiveAvgPool2d",
+      "Flatten",  // test_conv.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);

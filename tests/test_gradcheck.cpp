@@ -61,3 +61,17 @@ TEST_CASE("gradcheck: a NaN fails, a constant input passes, options are checked"
   REQUIRE_THROWS_WITH(gradcheck(nan_op, {Tensor::ones({1})}, {.eps = 0.0}),
                       "gradcheck: expected eps > 0, atol >= 0 and rtol >= 0, got eps 0, atol 0.002, rtol 0.02");
 }
+
+TEST_CASE("gradcheck ignores and keeps a gradient its input already holds", "[gradcheck]") {
+  Generator gen(5);
+  Tensor x = Tensor::randn({2, 3}, gen);
+  auto f = [](const std::vector<Tensor>& in) { return tanh(in[0]); };
+  CHECK(gradcheck(f, {x}).passed);
+  x.requires_grad_(true);
+  tanh(x).sum().backward();  // x.grad is now defined; a second check must not add into it
+  const std::vector<float> before = x.grad().to_vector();
+  auto report = gradcheck(f, {x}, {.raise_exception = false});
+  INFO(report.message);
+  CHECK(report.passed);
+  CHECK(x.grad().to_vector() == before);
+}

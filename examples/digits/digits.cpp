@@ -21,6 +21,7 @@
 #include "address_limit.hpp"
 #include "data/batch_order.hpp"
 #include "interrupt.hpp"
+#include "lesson/model.hpp"
 #include "lesson/seeds.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
@@ -42,11 +43,11 @@ std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
   for (size_t i = 0; i < s.norms.size(); ++i) {
     const std::string path = (fs::path(s.init_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
     inits[i] = io::load_safetensors(path);
-    auto model = lesson::deep_net(s.norms[i], s.train.net);
+    auto model = lesson::build_model(s.norms[i], s.train.net);
     try {
       model->load_state_dict(*inits[i], /*strict=*/true);
     } catch (const Error& e) {
-      throw UsageError(cat(path, " does not fit deep_net(", lesson::short_name(s.norms[i]), "): ", e.what()));
+      throw UsageError(cat(path, " does not fit ", lesson::model_label(s.norms[i], s.train.net), ": ", e.what()));
     }
   }
   return inits;
@@ -162,7 +163,7 @@ int run(Settings s) {
   if (s.threads) set_num_threads(*s.threads);
   for (NormKind norm : s.norms) {
     s.train.norm = norm;
-    lesson::check_deep_net_options(norm, s.train.net);
+    lesson::check_model_options(norm, s.train.net);
     lesson::check_model_fits(norm, s.train.net);
   }
   s.train.norm = NormKind::None;

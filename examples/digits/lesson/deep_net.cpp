@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "lesson/model.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
@@ -20,11 +21,12 @@ struct NormNames {
   const char* display_name;
 };
 
-constexpr std::array<NormNames, 5> kNorms{{{NormKind::None, "none", "no normalization"},
+constexpr std::array<NormNames, 6> kNorms{{{NormKind::None, "none", "no normalization"},
                                            {NormKind::Batch, "batch", "BatchNorm1d"},
                                            {NormKind::Layer, "layer", "LayerNorm"},
                                            {NormKind::RMS, "rms", "RMSNorm"},
-                                           {NormKind::Group, "group", "GroupNorm"}}};
+                                           {NormKind::Group, "group", "GroupNorm"},
+                                           {NormKind::Instance, "instance", "GroupNorm(C, C)"}}};
 
 const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
 
@@ -39,6 +41,7 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& optio
     case NormKind::Group:
       return std::make_shared<nn::GroupNorm>(options.groups, options.width);
     case NormKind::None:
+    case NormKind::Instance:
       break;
   }
   return nullptr;
@@ -47,12 +50,16 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& optio
 }  // namespace
 
 std::string short_name(NormKind norm) { return names_of(norm).short_name; }
-std::string display_name(NormKind norm) { return names_of(norm).display_name; }
+std::string display_name(NormKind norm, Arch arch) {
+  if (arch == Arch::CNN && norm == NormKind::Batch) return "BatchNorm2d";
+  if (arch == Arch::CNN && norm == NormKind::Layer) return "GroupNorm(1, C)";
+  return names_of(norm).display_name;
+}
 
 NormKind parse_norm(const std::string& name) {
   for (const NormNames& n : kNorms)
     if (name == n.short_name) return n.norm;
-  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group"));
+  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group, instance"));
 }
 
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
@@ -64,6 +71,10 @@ void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
   positive("groups", options.groups);
   positive("in_features", options.in_features);
   positive("classes", options.classes);
+  if (norm == NormKind::Instance)
+    throw UsageError(
+        "instance normalization needs images: use it with --arch cnn (in the MLP each of its groups "
+        "would hold one value)");
   if (norm == NormKind::Group && options.width % options.groups != 0)
     throw UsageError(cat("GroupNorm needs groups to divide width: groups ", options.groups, " does not divide width ",
                          options.width));
@@ -86,9 +97,9 @@ std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& op
 void check_model_fits(NormKind norm, const DeepNetOptions& options) {
   try {
     Generator gen(0);
-    (void)deep_net(norm, options, gen);
+    (void)build_model(norm, options, gen);
   } catch (const Error& e) {
-    throw UsageError(cat("deep_net(", short_name(norm), ") with depth ", options.depth, " and width ", options.width,
+    throw UsageError(cat(model_label(norm, options), " with depth ", options.depth, " and width ", options.width,
                          " cannot be built: ", e.what()));
   }
 }

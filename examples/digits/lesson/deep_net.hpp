@@ -5,18 +5,21 @@
 #include <memory>
 #include <string>
 
+#include "lesson/arch.hpp"
 #include "minidl/nn/sequential.hpp"
 #include "minidl/tensor/generator.hpp"
 
 namespace minidl::lesson {
 
-/// The norm layer after each Linear (before its Tanh).
-enum class NormKind { None, Batch, Layer, RMS, Group };
+/// The norm layer after each Linear (before its Tanh), or in the CNN after each Conv2d.
+/// Instance (GroupNorm with one channel a group) exists in the CNN only.
+enum class NormKind { None, Batch, Layer, RMS, Group, Instance };
 
-/// The name used on the command line and in files: "none", "batch", "layer", "rms", "group".
+/// The name used on the command line and in files: "none", "batch", "layer", "rms", "group", "instance".
 std::string short_name(NormKind norm);
-/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm".
-std::string display_name(NormKind norm);
+/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm";
+/// the CNN's: "BatchNorm2d", "GroupNorm(1, C)" (layer), "GroupNorm(C, C)" (instance).
+std::string display_name(NormKind norm, Arch arch = Arch::MLP);
 /// The NormKind of a short name; throws UsageError listing the choices for any other.
 NormKind parse_norm(const std::string& name);
 
@@ -26,13 +29,14 @@ struct DeepNetOptions {
   int64_t groups = 8;        // GroupNorm's num_groups (must divide width)
   int64_t in_features = 64;  // the digits' 8x8 pixels
   int64_t classes = 10;
+  Arch arch = Arch::MLP;  // --arch: the CNN (lesson/cnn.hpp) has fixed sizes, depth and width unused
 };
 
-/// Throws UsageError naming the option for a size below 1, or groups not dividing width
-/// when norm is GroupNorm.
+/// Throws UsageError naming the option for a size below 1, groups not dividing width when
+/// norm is GroupNorm, or instance normalization (one value a group in an MLP).
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options);
 
-/// Throws UsageError naming the sizes when deep_net(norm, options) cannot be built (a shape
+/// Throws UsageError naming the sizes when build_model(norm, options) cannot be built (a shape
 /// whose size overflows, more memory than the machine gives).
 void check_model_fits(NormKind norm, const DeepNetOptions& options);
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "lesson/model.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/ops/cross_entropy.hpp"
@@ -20,11 +21,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm) {
+void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm, const DeepNetOptions& net) {
   try {
     model.load_state_dict(init, /*strict=*/true);
   } catch (const Error& e) {
-    throw UsageError(cat("the initial weights do not fit deep_net(", short_name(norm), "): ", e.what()));
+    throw UsageError(cat("the initial weights do not fit ", model_label(norm, net), ": ", e.what()));
   }
 }
 
@@ -35,8 +36,8 @@ std::string non_finite_text(float value) {
 }
 
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat(run_label(o.norm, o.seed), ": the loss became ", non_finite_text(loss), " at epoch ", epoch, ", step ",
-             step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
+  return cat(run_label(o.norm, o.seed, o.net.arch), ": the loss became ", non_finite_text(loss), " at epoch ", epoch,
+             ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
 // Why a trained model is unusable: weights or buffers that hold NaN or infinity, or a final
@@ -60,25 +61,26 @@ std::optional<std::string> non_finite_end(const nn::Module& model, const RunResu
 
 }  // namespace
 
-std::string run_label(NormKind norm, uint64_t seed) {
-  return cat("run \"", short_name(norm), "\" (", display_name(norm), ", seed ", seed, ")");
+std::string run_label(NormKind norm, uint64_t seed, Arch arch) {
+  return cat("run \"", short_name(norm), "\" (", display_name(norm, arch), ", seed ", seed, ")");
 }
 
 std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples) {
-  if (o.norm != NormKind::Batch || o.batch_size < 1) return std::nullopt;
+  // The CNN's BatchNorm2d has H x W values per channel and example: a batch of one is enough.
+  if (o.norm != NormKind::Batch || o.batch_size < 1 || o.net.arch == Arch::CNN) return std::nullopt;
   const std::string why = "BatchNorm1d in training mode needs more than one value per channel";
   if (o.batch_size == 1)
-    return cat(run_label(o.norm, o.seed), " refused: batch size 1 puts one example in every batch, and ", why,
-               "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
+    return cat(run_label(o.norm, o.seed, o.net.arch), " refused: batch size 1 puts one example in every batch, and ",
+               why, "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
   if (!o.drop_last && train_examples % o.batch_size == 1)
-    return cat(run_label(o.norm, o.seed), " refused: batch size ", o.batch_size, " on the ", train_examples,
+    return cat(run_label(o.norm, o.seed, o.net.arch), " refused: batch size ", o.batch_size, " on the ", train_examples,
                "-example training split leaves a last batch of one example, and ", why,
                "; pass --drop-last or choose another batch size");
   return std::nullopt;
 }
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
-  check_deep_net_options(o.norm, o.net);
+  check_model_options(o.norm, o.net);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
   if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
@@ -111,17 +113,17 @@ std::string summary_line(const RunResult& result) {
     const bool at_a_step = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
     const char* what = result.interrupted ? "interrupted" : result.diverged ? "diverged after its last step" : "failed";
     if (!at_a_step) {
-      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm).c_str(), what);
+      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm, result.arch).c_str(), what);
       return line;
     }
     const StepLoss& last = result.curve.back();
     std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld",
-                  display_name(result.norm).c_str(), non_finite_text(last.loss).c_str(),
+                  display_name(result.norm, result.arch).c_str(), non_finite_text(last.loss).c_str(),
                   static_cast<long long>(last.epoch), static_cast<long long>(last.step));
     return line;
   }
-  std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f", display_name(result.norm).c_str(),
-                double(result.train_loss), double(result.val_accuracy));
+  std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f",
+                display_name(result.norm, result.arch).c_str(), double(result.train_loss), double(result.val_accuracy));
   return line;
 }
 
@@ -130,11 +132,12 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
+  result.arch = o.net.arch;
   result.seed = o.seed;
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
-  result.model = deep_net(o.norm, o.net, init);
+  result.model = build_model(o.norm, o.net, init);
   nn::Sequential& model = *result.model;
-  if (o.init) load_init(model, *o.init, o.norm);
+  if (o.init) load_init(model, *o.init, o.norm, o.net);
   optim::SGD optimizer(model.parameters(), {.lr = o.lr});
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
@@ -150,7 +153,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     for (const data::Batch& batch : batches) {
       if (o.stop && o.stop->load(std::memory_order_relaxed)) {
         result.interrupted = true;
-        result.failure = cat(run_label(o.norm, o.seed), ": interrupted before epoch ", epoch, ", step ", step + 1);
+        result.failure =
+            cat(run_label(o.norm, o.seed, o.net.arch), ": interrupted before epoch ", epoch, ", step ", step + 1);
         break;
       }
       optimizer.zero_grad();
@@ -184,7 +188,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     result.val_accuracy = val.accuracy;
     // Every step's loss can be finite while the last step blew the weights up: check the end.
     if (const std::optional<std::string> why = non_finite_end(model, result)) {
-      result.failure = cat(run_label(o.norm, o.seed), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
+      result.failure =
+          cat(run_label(o.norm, o.seed, o.net.arch), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
       result.diverged = true;
     }
   }
