@@ -1,6 +1,7 @@
 #include "lesson/deep_net.hpp"
 
 #include <array>
+#include <cmath>
 
 #include "lesson/model.hpp"
 #include "minidl/nn/activation.hpp"
@@ -33,7 +34,8 @@ const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
 std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& options) {
   switch (norm) {
     case NormKind::Batch:
-      return std::make_shared<nn::BatchNorm1d>(options.width);
+      return std::make_shared<nn::BatchNorm1d>(
+          nn::BatchNormOptions{.num_features = options.width, .momentum = options.bn_momentum});
     case NormKind::Layer:
       return std::make_shared<nn::LayerNorm>(options.width);
     case NormKind::RMS:
@@ -45,6 +47,12 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& optio
       break;
   }
   return nullptr;
+}
+
+void scale_weight(nn::Linear& linear, double scale) {
+  if (scale == 1.0) return;
+  float* w = linear.weight.data();
+  for (int64_t i = 0; i < linear.weight.numel(); ++i) w[i] = float(double(w[i]) * scale);
 }
 
 }  // namespace
@@ -75,6 +83,10 @@ void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
     throw UsageError(
         "instance normalization needs images: use it with --arch cnn (in the MLP each of its groups "
         "would hold one value)");
+  if (!(options.init_scale > 0.0) || !std::isfinite(options.init_scale))
+    throw UsageError(cat("init_scale must be a positive number, got ", options.init_scale));
+  if (options.bn_momentum && !(*options.bn_momentum >= 0.0 && *options.bn_momentum <= 1.0))
+    throw UsageError(cat("BatchNorm momentum must be in [0, 1], got ", *options.bn_momentum));
   if (norm == NormKind::Group && options.width % options.groups != 0)
     throw UsageError(cat("GroupNorm needs groups to divide width: groups ", options.groups, " does not divide width ",
                          options.width));
@@ -85,12 +97,17 @@ std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& op
   auto model = std::make_shared<nn::Sequential>();
   int64_t n_in = options.in_features;
   for (int64_t block = 0; block < options.depth; ++block) {
-    model->push_back(std::make_shared<nn::Linear>(n_in, options.width, gen));
+    const bool bias = norm == NormKind::None || options.bias_before_norm;
+    auto linear = std::make_shared<nn::Linear>(nn::LinearOptions(n_in, options.width).bias(bias), gen);
+    scale_weight(*linear, options.init_scale);
+    model->push_back(linear);
     if (norm != NormKind::None) model->push_back(make_norm(norm, options));
     model->push_back(std::make_shared<nn::Tanh>());
     n_in = options.width;
   }
-  model->push_back(std::make_shared<nn::Linear>(options.width, options.classes, gen));
+  auto last = std::make_shared<nn::Linear>(options.width, options.classes, gen);
+  scale_weight(*last, options.init_scale);
+  model->push_back(last);
   return model;
 }
 

@@ -3,6 +3,7 @@
 // nn::Sequential so its state_dict names are PyTorch's ("0.weight", "1.running_mean", ...).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lesson/arch.hpp"
@@ -29,6 +30,10 @@ struct DeepNetOptions {
   int64_t groups = 8;        // GroupNorm's num_groups (must divide width)
   int64_t in_features = 64;  // the digits' 8x8 pixels
   int64_t classes = 10;
+  // The lab's knobs; the defaults are the lesson's network.
+  double init_scale = 1.0;                  // multiplies every Linear's initial weight (not its bias)
+  std::optional<double> bn_momentum = 0.1;  // BatchNorm1d's momentum; nullopt = cumulative average
+  bool bias_before_norm = true;             // false: the Linear before each norm layer has no bias
   Arch arch = Arch::MLP;  // --arch: the CNN (lesson/cnn.hpp) has fixed sizes, depth and width unused
 };
 

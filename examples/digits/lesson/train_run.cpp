@@ -82,6 +82,8 @@ std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
   check_model_options(o.norm, o.net);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
+  if (o.steps && *o.steps < 1) throw UsageError(cat("steps must be at least 1, got ", *o.steps));
+  if (o.steps && !o.batch_order.empty()) throw UsageError("a fixed number of steps cannot replay a batch order");
   if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
   if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
   if (o.drop_last && o.batch_size > train_examples)
@@ -143,7 +145,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
 
   int64_t step = 0;
-  for (int64_t epoch = 1; epoch <= o.epochs && result.ok(); ++epoch) {
+  auto more_epochs = [&](int64_t epoch) { return o.steps ? step < *o.steps : epoch <= o.epochs; };
+  for (int64_t epoch = 1; more_epochs(epoch) && result.ok(); ++epoch) {
     const auto epoch_start = Clock::now();
     model.train();
     double loss_sum = 0.0;
@@ -151,6 +154,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     data::DataLoader::Epoch batches =
         o.batch_order.empty() ? loader.epoch() : loader.epoch(o.batch_order[size_t(epoch - 1)]);
     for (const data::Batch& batch : batches) {
+      if (o.steps && step == *o.steps) break;
       if (o.stop && o.stop->load(std::memory_order_relaxed)) {
         result.interrupted = true;
         result.failure =

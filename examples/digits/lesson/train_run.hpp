@@ -26,7 +26,10 @@ struct TrainOptions {
   double lr = 0.05;  // SGD without momentum
   int64_t batch_size = 64;
   bool drop_last = false;  // false: the short last batch is kept, as the lesson does
-  uint64_t seed = 0;       // seeds the run's own init generator and the loader's shuffling
+  /// Set: train exactly this many optimizer steps, as many epochs as that takes (the last one
+  /// cut short), instead of `epochs` epochs.
+  std::optional<int64_t> steps{};
+  uint64_t seed = 0;  // seeds the run's own init generator and the loader's shuffling
   /// Start from these weights instead of the random init (--init); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch

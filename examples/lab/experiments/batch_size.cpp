@@ -1,0 +1,142 @@
+// 4. Batch size: BatchNorm struggles with batches of 1 or 2; LayerNorm works at batch size 1.
+#include <cmath>
+
+#include "experiments.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::NormKind;
+
+constexpr double kDrop = 0.1;   // how far below its best BatchNorm must fall at batch 2 to "struggle"
+constexpr double kWorks = 0.5;  // the validation accuracy LayerNorm must reach at batch size 1 to "work"
+
+std::vector<double> sizes(const Settings& s) {
+  if (s.quick) return {1, 2, 64};
+  return {1, 2, 4, 8, 16, 32, 64, 128, 256};
+}
+int64_t fixed_steps(const Settings& s) { return s.quick ? 30 : 200; }
+std::vector<NormKind> norms() {
+  return {NormKind::Batch, NormKind::Layer, NormKind::Group, NormKind::RMS, NormKind::None};
+}
+
+class BatchSize : public Experiment {
+ public:
+  std::string name() const override { return "batch_size"; }
+  std::string title() const override { return "Batch size"; }
+  std::string claim() const override {
+    return "very small batches give noisy statistics, so BatchNorm struggles with batch sizes of 1 or 2; "
+           "LayerNorm works at batch size 1";
+  }
+  std::string source() const override {
+    return "lesson, \"Batch norm's two modes\"; Layer Normalization note, \"Layer norm vs. batch norm\"";
+  }
+  std::string setup(const Settings& s) const override {
+    std::string list;
+    for (double b : sizes(s)) list += (list.empty() ? "" : ", ") + plain(b);
+    return cat("The lesson's network, SGD lr 0.05 (not rescaled with the batch), batch size ", list,
+               " with --drop-last, x batch / layer / group / rms / none; once for ", lesson_training(s).epochs,
+               " epoch(s) (small batches take many more steps) and once for a fixed ", fixed_steps(s),
+               " steps (small batches see fewer examples). BatchNorm at batch size 1 is refused, as PyTorch "
+               "refuses it (one value per channel).");
+  }
+  std::string rule() const override {
+    return cat(
+        "(a) BatchNorm struggles: in the fixed-epochs runs its mean validation accuracy at batch 2 is at "
+        "least ",
+        kDrop,
+        " below its best over the batch sizes and below LayerNorm's at batch 2; (b) LayerNorm works at "
+        "batch size 1: it trains there (BatchNorm cannot) and reaches a mean validation accuracy of ",
+        kWorks,
+        " in either regime (a diverged run counts as 0). Held: (a) and (b); held partly: one; did "
+        "not hold: neither.");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (const char* regime : {"epochs", "steps"})
+      for (double b : sizes(c.settings))
+        for (NormKind norm : norms())
+          for (uint64_t seed : c.settings.seeds) {
+            lesson::TrainOptions o = lesson_training(c.settings);
+            o.norm = norm;
+            o.seed = seed;
+            o.batch_size = int64_t(b);
+            o.drop_last = true;
+            if (std::string(regime) == "steps") o.steps = fixed_steps(c.settings);
+            jobs.push_back(train_job(c, o, Record().set("regime", regime).set("batch_size", b)));
+          }
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::string script = two_panels("batch_size.png", "Batch size: validation accuracy (mean and range over seeds)");
+    script +=
+        "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
+        "set xrange [0.8:320]\nset key bottom right\n";
+    for (const char* regime : {"epochs", "steps"}) {
+      const auto in_regime = where(records, {{"regime", regime}});
+      std::vector<std::vector<std::string>> rows;
+      std::string plots;
+      for (size_t i = 0; i < norms().size(); ++i) {
+        const auto mine = where(in_regime, {{"norm", lesson::short_name(norms()[i])}});
+        std::vector<std::string> row{lesson::display_name(norms()[i])};
+        for (double b : sizes(s)) {
+          const auto at = where_num(mine, "batch_size", b);
+          const size_t refused = count_status(at, "refused"), diverged = count_status(at, "diverged");
+          row.push_back(refused == at.size() ? "refused"
+                                             : mean_range(spread(at, "val_accuracy"), 2) +
+                                                   (diverged ? cat(" (", diverged, " diverged)") : ""));
+        }
+        rows.push_back(row);
+        script += series_block(cat(regime, i), mine, "batch_size", sizes(s), "val_accuracy");
+        plots += cat(i ? ", " : "plot ", "$", regime, i, " using ($1*", 1.0 + 0.04 * double(i),
+                     "):2:3:4 with yerrorlines lw 2 title '", lesson::display_name(norms()[i]), "'");
+      }
+      std::vector<std::string> header{"norm"};
+      for (double b : sizes(s)) header.push_back("batch " + plain(b));
+      out.table += std::string(regime) == "epochs"
+                       ? cat("Validation accuracy after ", lesson_training(s).epochs, " epoch(s):\n\n")
+                       : cat("\nValidation accuracy after ", fixed_steps(s), " steps:\n\n");
+      out.table += markdown_table(header, rows);
+      script += cat("set title '",
+                    std::string(regime) == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)")
+                                                    : cat(fixed_steps(s), " steps"),
+                    "'\n") +
+                plots + "\n";
+    }
+    draw(s.out_dir, "batch_size.png", script + "unset multiplot\n");
+    out.pictures = {"batch_size.png"};
+
+    auto acc = [&](const char* regime, NormKind norm, double b) {
+      return mean_counting_failures(
+          where_num(where(records, {{"regime", regime}, {"norm", lesson::short_name(norm)}}), "batch_size", b),
+          "val_accuracy", 0.0);
+    };
+    double bn_best = 0.0;
+    for (double b : sizes(s))
+      if (b >= 2) bn_best = std::max(bn_best, acc("epochs", NormKind::Batch, b));
+    const double bn2 = acc("epochs", NormKind::Batch, 2), ln2 = acc("epochs", NormKind::Layer, 2);
+    const bool struggles = bn2 <= bn_best - kDrop && bn2 < ln2;
+    const double ln1 = std::max(acc("epochs", NormKind::Layer, 1), acc("steps", NormKind::Layer, 1));
+    const bool bn1_refused =
+        count_status(where_num(where(records, {{"norm", "batch"}}), "batch_size", 1), "refused") > 0;
+    const bool works = ln1 >= kWorks && bn1_refused;
+    out.verdict = struggles && works ? Verdict::Held : struggles || works ? Verdict::HeldPartly : Verdict::DidNotHold;
+    out.why = cat("(a) BatchNorm at batch 2: ", fixed(bn2), " against its best ", fixed(bn_best), " and LayerNorm's ",
+                  fixed(ln2), ": ", struggles ? "it struggles" : "it does not struggle by this rule",
+                  ". (b) LayerNorm at batch size 1 reaches ", fixed(ln1), " at best (BatchNorm ",
+                  bn1_refused ? "refused" : "not refused", "): ", works ? "it works" : "it does not work by this rule",
+                  ". The lr is the lesson's 0.05 at every size, so at batch 1 a step is 64 times noisier than the "
+                  "lesson's; the fixed-steps table separates that from the number of examples seen.");
+    return out;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> batch_size_experiment() { return std::make_shared<BatchSize>(); }
+
+}  // namespace minidl::lab

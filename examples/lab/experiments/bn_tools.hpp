@@ -1,0 +1,24 @@
+#pragma once
+// What the BatchNorm experiments (eval mode, running statistics) share.
+#include <memory>
+#include <vector>
+
+#include "lesson/train_run.hpp"
+#include "minidl/nn/norm/batch_norm.hpp"
+#include "minidl/nn/sequential.hpp"
+
+namespace minidl::lab {
+
+/// A new deep_net with the same options holding a copy of model's weights and buffers.
+std::shared_ptr<nn::Sequential> copy_model(const nn::Sequential& model, lesson::NormKind norm,
+                                           const lesson::DeepNetOptions& options);
+/// The BatchNorm layers of a Sequential, in order.
+std::vector<nn::BatchNormBase*> batch_norms(const nn::Sequential& model);
+/// The fraction of argmax(logits) equal to targets, and how many classes were predicted.
+struct Predictions {
+  double accuracy;
+  int classes;
+};
+Predictions predictions(const Tensor& logits, const Tensor& targets);
+
+}  // namespace minidl::lab

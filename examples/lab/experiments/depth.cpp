@@ -1,0 +1,150 @@
+// 1. Depth: where the network without normalization stops learning, and whether a norm fails.
+#include <cmath>
+
+#include "experiments.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::NormKind;
+
+constexpr double kStuckLoss = 2.0;  // ln 10 = 2.303 is guessing; below 2.0 it has learned something
+constexpr double kLearnedAccuracy = 0.8;
+
+std::vector<int64_t> depths(const Settings& s) {
+  return s.quick ? std::vector<int64_t>{2, 8} : std::vector<int64_t>{2, 4, 8, 16, 32};
+}
+
+class Depth : public Experiment {
+ public:
+  std::string name() const override { return "depth"; }
+  std::string title() const override { return "Depth"; }
+  std::string claim() const override {
+    return "without normalization the deep tanh network has not started learning after 5 epochs (its loss stays "
+           "near ln 10 = 2.3); with a norm layer it learns quickly";
+  }
+  std::string source() const override { return "lesson, \"A network that only trains with it\""; }
+  std::string setup(const Settings& s) const override {
+    std::string list;
+    for (int64_t d : depths(s)) list += (list.empty() ? "" : ", ") + std::to_string(d);
+    return cat("The lesson's training (SGD lr 0.05, batch 64, ", lesson_training(s).epochs, " epoch(s)) at depth ",
+               list, " x none / batch / layer / rms / group (GroupNorm 8 groups).");
+  }
+  std::string rule() const override {
+    return cat(
+        "at the lesson's depth 8, the network without a norm is \"stuck\" when its mean training loss is "
+        "above ",
+        kStuckLoss, ", and a norm \"learns\" when its mean validation accuracy reaches ", kLearnedAccuracy,
+        ". Held: none stuck and every norm learns; held partly: one of the two; did not hold: neither. "
+        "The table also answers where none stops learning (the smallest depth it is stuck at) and "
+        "whether a norm fails (does not learn) at the largest depth.");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (int64_t depth : depths(c.settings))
+      for (NormKind norm : all_norms())
+        for (uint64_t seed : c.settings.seeds) {
+          lesson::TrainOptions o = lesson_training(c.settings);
+          o.norm = norm;
+          o.seed = seed;
+          o.net.depth = depth;
+          jobs.push_back(train_job(c, o, Record().set("depth", double(depth))));
+        }
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<double>> loss_rows, acc_rows;
+    for (int64_t depth : depths(s)) {
+      const auto at_depth = where_num(records, "depth", double(depth));
+      std::vector<std::string> row{std::to_string(depth)};
+      std::vector<double> loss_row{double(depth)}, acc_row{double(depth)};
+      for (NormKind norm : all_norms()) {
+        const auto runs = where(at_depth, {{"norm", lesson::short_name(norm)}});
+        const lesson::Spread loss = spread(runs, "train_loss"), acc = spread(runs, "val_accuracy");
+        row.push_back(mean_range(loss) + " / " + mean_range(acc));
+        loss_row.insert(loss_row.end(), {loss.mean, loss.min, loss.max});
+        acc_row.insert(acc_row.end(), {acc.mean, acc.min, acc.max});
+      }
+      rows.push_back(row);
+      loss_rows.push_back(loss_row);
+      acc_rows.push_back(acc_row);
+    }
+    std::vector<std::string> header{"depth"};
+    for (NormKind norm : all_norms()) header.push_back(lesson::display_name(norm));
+    out.table = "Training loss / validation accuracy, mean [min, max] over seeds:\n\n" + markdown_table(header, rows);
+    out.pictures = {"depth.png"};
+    draw(s.out_dir, "depth.png", picture(loss_rows, acc_rows));
+
+    auto mean_of = [&](int64_t depth, NormKind norm, const char* figure) {
+      return spread(where(where_num(records, "depth", double(depth)), {{"norm", lesson::short_name(norm)}}), figure)
+          .mean;
+    };
+    const int64_t lesson_depth = 8;
+    const bool stuck = mean_of(lesson_depth, NormKind::None, "train_loss") > kStuckLoss;
+    std::string not_learning;
+    for (NormKind norm : all_norms())
+      if (norm != NormKind::None && !(mean_of(lesson_depth, norm, "val_accuracy") >= kLearnedAccuracy))
+        not_learning += (not_learning.empty() ? "" : ", ") + lesson::display_name(norm);
+    out.verdict = stuck && not_learning.empty()   ? Verdict::Held
+                  : stuck || not_learning.empty() ? Verdict::HeldPartly
+                                                  : Verdict::DidNotHold;
+    std::string first_stuck = "at no depth tried";
+    for (int64_t depth : depths(s))
+      if (mean_of(depth, NormKind::None, "train_loss") > kStuckLoss) {
+        first_stuck = cat("from depth ", depth);
+        break;
+      }
+    const int64_t deepest = depths(s).back();
+    std::string failing;
+    for (NormKind norm : all_norms())
+      if (norm != NormKind::None && !(mean_of(deepest, norm, "val_accuracy") >= kLearnedAccuracy))
+        failing += (failing.empty() ? "" : ", ") + lesson::display_name(norm);
+    out.why =
+        cat("At depth 8 the network without a norm ends at a mean training loss of ",
+            fixed(mean_of(lesson_depth, NormKind::None, "train_loss")), " (", stuck ? "stuck" : "not stuck", "); ",
+            not_learning.empty() ? "every norm reaches " + fixed(kLearnedAccuracy, 1) + " validation accuracy"
+                                 : "below " + fixed(kLearnedAccuracy, 1) + " accuracy: " + not_learning,
+            ". Without a norm the network is stuck ", first_stuck, ". At depth ", deepest, ", ",
+            failing.empty() ? "every norm still learns"
+                            : "below " + fixed(kLearnedAccuracy, 1) + " validation accuracy: " + failing,
+            ".");
+    return out;
+  }
+
+ private:
+  static std::string picture(const std::vector<std::vector<double>>& loss,
+                             const std::vector<std::vector<double>>& acc) {
+    std::string script =
+        two_panels("depth.png", "Depth: final training loss and validation accuracy (mean, range over seeds)");
+    script += datablock("loss", loss) + datablock("acc", acc);
+    script +=
+        "set logscale x 2\nset xlabel 'depth (Linear + norm + Tanh blocks)'\n"
+        "set key bottom right\nset xrange [1.5:45]\n";
+    auto series = [](const std::string& block) {
+      std::string plots;
+      const auto norms = all_norms();
+      for (size_t i = 0; i < norms.size(); ++i) {
+        const size_t col = 2 + 3 * i;
+        plots += cat(i ? ", " : "plot ", "$", block, " using ($1*", 1.0 + 0.04 * double(i), "):", col, ":", col + 1,
+                     ":", col + 2, " with yerrorlines lw 2 title '", lesson::display_name(norms[i]), "'");
+      }
+      return plots + "\n";
+    };
+    script +=
+        "set title 'training loss (ln 10 = 2.303 is guessing)'\nset ylabel 'loss'\nset key top left\n" + series("loss");
+    script += "set title 'validation accuracy'\nset ylabel 'accuracy'\nset yrange [0:1]\nset key bottom left\n" +
+              series("acc");
+    return script + "unset multiplot\n";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> depth_experiment() { return std::make_shared<Depth>(); }
+
+}  // namespace minidl::lab

@@ -1,0 +1,71 @@
+#pragma once
+// The experiments, one file each. Experiments 7 to 10 check exact claims; their
+// measurements are functions here, so the tests (tests/test_lab_*.cpp) check the same.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lab.hpp"
+#include "lesson/deep_net.hpp"
+
+namespace minidl::lab {
+
+std::shared_ptr<const Experiment> depth_experiment();
+std::shared_ptr<const Experiment> learning_rate_experiment();
+std::shared_ptr<const Experiment> init_scale_experiment();
+std::shared_ptr<const Experiment> batch_size_experiment();
+std::shared_ptr<const Experiment> eval_mode_experiment();
+std::shared_ptr<const Experiment> running_stats_experiment();
+std::shared_ptr<const Experiment> batch_mates_experiment();
+std::shared_ptr<const Experiment> bias_before_norm_experiment();
+std::shared_ptr<const Experiment> rms_offset_experiment();
+std::shared_ptr<const Experiment> group_norm_experiment();
+std::shared_ptr<const Experiment> cnn_batch_size_experiment();
+
+// ---- 7. batch mates ----
+/// One example's output (the lesson's network, freshly built from seed, in training mode)
+/// as its batch mates change, and how it differs between training and eval mode and batch sizes.
+struct BatchMates {
+  lesson::NormKind norm;
+  double spread_over_mates;  // max over outputs of (max - min) across random batches of 64
+  double train_vs_eval;      // max |train-mode output - eval-mode output|, batch of 64
+  double across_sizes;       // max |output in a batch of 64 - in batches of 2 and 1 (eval mode for BatchNorm's 1)|
+  bool bitwise;              // spread_over_mates and train_vs_eval exactly 0 (across_sizes may round:
+                             // OpenBLAS picks kernels by the batch size)
+};
+BatchMates measure_batch_mates(const data::DigitsSplit& data, lesson::NormKind norm, uint64_t seed, int batches = 8);
+
+// ---- 8. bias before a norm ----
+struct BiasBeforeNorm {
+  lesson::NormKind norm;     // Batch or Layer
+  double output_difference;  // max |norm(Linear with bias) - norm(same Linear without bias)|
+  double bias_gradient;      // max |d loss / d bias|
+  double weight_gradient;    // max |d loss / d weight| (for scale)
+};
+BiasBeforeNorm measure_bias_before_norm(lesson::NormKind norm, uint64_t seed);
+
+// ---- 9. RMSNorm's offset ----
+struct OffsetMeans {
+  double offset;
+  double input_mean, layer_norm_mean, rms_norm_mean;  // mean over all outputs
+};
+/// Random (32, 64) inputs plus offset, through LayerNorm(64) and RMSNorm(64), untrained.
+OffsetMeans measure_offset(double offset, uint64_t seed);
+/// The lesson's worked numbers: name, expected (as the lesson rounds them), computed.
+struct WorkedExample {
+  std::string name;
+  std::vector<double> expected, computed;
+  double tolerance;  // half a unit of the lesson's last printed digit
+};
+std::vector<WorkedExample> worked_examples();
+
+// ---- 10. GroupNorm's two ends ----
+struct GroupNormEnds {
+  double one_group_vs_layer_norm;    // max |GroupNorm(1, C)(x) - LayerNorm((C, L))(x)|
+  double c_groups_vs_instance_norm;  // max |GroupNorm(C, C)(x) - per-channel normalization in double|
+};
+/// On random (N, C, L) input, with eps 1e-5 and default affine parameters.
+GroupNormEnds measure_group_norm_ends(uint64_t seed, int64_t n = 4, int64_t c = 8, int64_t l = 5);
+
+}  // namespace minidl::lab

@@ -1,0 +1,148 @@
+// 6. Running statistics against the population statistics of each BatchNorm layer's input.
+#include <cmath>
+
+#include "experiments.hpp"
+#include "experiments/bn_tools.hpp"
+#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::NormKind;
+
+constexpr double kMeanGap = 0.2;       // in standard deviations of the layer's input
+constexpr double kAccuracyGap = 0.01;  // validation accuracy, running against population statistics
+
+struct Momentum {
+  std::string label;
+  std::optional<double> value;
+};
+std::vector<Momentum> momenta() { return {{"0.1", 0.1}, {"0.01", 0.01}, {"0.5", 0.5}, {"None", std::nullopt}}; }
+
+class RunningStats : public Experiment {
+ public:
+  std::string name() const override { return "running_stats"; }
+  std::string title() const override { return "Running statistics versus the population"; }
+  std::string claim() const override {
+    return "PyTorch tracks the batch statistics as exponential running averages; recomputing them over the whole "
+           "training set after training (as D2L does) describes the goal those averages approximate";
+  }
+  std::string source() const override { return "study guide, \"Focus on\"; HOML on momentum"; }
+  std::string setup(const Settings& s) const override {
+    return cat("The lesson's BatchNorm network trained (", lesson_training(s).epochs,
+               " epoch(s)) with BatchNorm momentum 0.1 (PyTorch's default, the weight of the new batch), 0.01, 0.5 "
+               "and None (a cumulative average). Then, layer by layer in eval mode, the mean and unbiased variance "
+               "of each BatchNorm layer's input over the whole training split with the trained weights (each "
+               "layer's population statistics replacing its running ones before the next layer is measured). "
+               "Mean gap: |running_mean - population mean| / population sd; variance gap: |running_var / "
+               "population var - 1|; both averaged over the 8 layers and 64 channels.");
+  }
+  std::string rule() const override {
+    return cat("(a) with momentum 0.1 the mean gap is below ", kMeanGap,
+               " sd; (b) with momentum 0.1 the "
+               "validation accuracy with the running statistics is within ",
+               kAccuracyGap,
+               " of that with the population statistics. Held: both; held partly: one; did not "
+               "hold: neither.");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (const Momentum& m : momenta())
+      for (uint64_t seed : c.settings.seeds)
+        jobs.push_back({double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 1.3,
+                        [&c, m, seed] { return std::vector<Record>{measure(c, m, seed)}; }});
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<double>> bars;
+    std::string xtics;
+    size_t i = 0;
+    for (const Momentum& m : momenta()) {
+      const auto mine = where(records, {{"momentum", m.label}});
+      const lesson::Spread mean_gap = spread(mine, "mean_gap"), var_gap = spread(mine, "var_gap");
+      rows.push_back({m.label, mean_range(mean_gap), mean_range(var_gap), mean_range(spread(mine, "val_accuracy")),
+                      mean_range(spread(mine, "val_accuracy_population"))});
+      bars.push_back({double(i), mean_gap.mean, mean_gap.min, mean_gap.max, var_gap.mean, var_gap.min, var_gap.max});
+      xtics += cat(i ? ", " : "", "\"momentum ", m.label, "\" ", i);
+      ++i;
+    }
+    out.table = "Mean [min, max] over seeds:\n\n" +
+                markdown_table({"momentum", "mean gap (sd)", "variance gap", "val accuracy, running stats",
+                                "val accuracy, population stats"},
+                               rows);
+    std::string script = plot_header("running_stats.png", 900, 480);
+    script += datablock("gap", bars);
+    script +=
+        cat("set title 'Running statistics against the population statistics of each BatchNorm input'\n"
+            "set style fill solid 0.6\nset boxwidth 0.35\nset ylabel 'gap (mean over layers and channels)'\n"
+            "set yrange [0:*]\nset xtics (",
+            xtics,
+            ")\nset key top left\nplot $gap using ($1-0.18):2 with boxes title 'mean gap (sd)', "
+            "$gap using ($1-0.18):2:3:4 with yerrorbars lc 'black' pt 0 notitle, "
+            "$gap using ($1+0.18):5 with boxes title 'variance gap (relative)', "
+            "$gap using ($1+0.18):5:6:7 with yerrorbars lc 'black' pt 0 notitle\n");
+    draw(s.out_dir, "running_stats.png", script);
+    out.pictures = {"running_stats.png"};
+    const auto def = where(records, {{"momentum", "0.1"}});
+    const double gap = spread(def, "mean_gap").mean;
+    const double acc = spread(def, "val_accuracy").mean, pop = spread(def, "val_accuracy_population").mean;
+    const bool close = gap < kMeanGap, same = std::fabs(acc - pop) <= kAccuracyGap;
+    out.verdict = close && same ? Verdict::Held : close || same ? Verdict::HeldPartly : Verdict::DidNotHold;
+    out.why = cat("With momentum 0.1 the mean gap is ", fixed(gap), " sd and the accuracy ", fixed(acc),
+                  " with running statistics against ", fixed(pop), " with population ones.");
+    return out;
+  }
+
+ private:
+  static Record measure(const Context& c, const Momentum& m, uint64_t seed) {
+    lesson::TrainOptions o = lesson_training(c.settings);
+    o.norm = NormKind::Batch;
+    o.seed = seed;
+    o.net.bn_momentum = m.value;
+    const lesson::RunResult run = lesson::train_run(c.data, o);
+    if (!run.ok()) throw Error(*run.failure);
+    auto model = copy_model(*run.model, NormKind::Batch, o.net);
+    model->eval();
+    NoGradGuard no_grad;
+    double mean_gap = 0.0, var_gap = 0.0;
+    int64_t count = 0;
+    Tensor h = c.data.X_train;  // (1437, 64)
+    for (size_t i = 0; i < model->size(); ++i) {
+      if (auto* bn = dynamic_cast<nn::BatchNormBase*>((*model)[i].get())) {
+        const int64_t n = h.size(0), channels = h.size(1);
+        for (int64_t ch = 0; ch < channels; ++ch) {
+          double sum = 0.0, squares = 0.0;
+          for (int64_t r = 0; r < n; ++r) sum += h.data()[r * channels + ch];
+          const double mean = sum / double(n);
+          for (int64_t r = 0; r < n; ++r) squares += std::pow(h.data()[r * channels + ch] - mean, 2);
+          const double var = squares / double(n - 1);
+          mean_gap += std::fabs(bn->running_mean.data()[ch] - mean) / std::sqrt(var + 1e-5);
+          var_gap += std::fabs(bn->running_var.data()[ch] / (var + 1e-12) - 1.0);
+          ++count;
+          bn->running_mean.data()[ch] = float(mean);
+          bn->running_var.data()[ch] = float(var);
+        }
+      }
+      h = (*(*model)[i])(h);
+    }
+    const double population_accuracy = predictions((*model)(c.data.X_val), c.data.y_val).accuracy;
+    return Record()
+        .set("momentum", m.label)
+        .set("seed", double(seed))
+        .set("mean_gap", mean_gap / double(count))
+        .set("var_gap", var_gap / double(count))
+        .set("val_accuracy", double(run.val_accuracy))
+        .set("val_accuracy_population", population_accuracy);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> running_stats_experiment() { return std::make_shared<RunningStats>(); }
+
+}  // namespace minidl::lab

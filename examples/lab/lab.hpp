@@ -1,0 +1,81 @@
+#pragma once
+// The lab: each claim of the lesson as an experiment. An experiment plans jobs (training runs
+// or exact checks), the runner executes every job of every experiment on the cores, and the
+// experiment then judges its records: a table, pictures and a verdict by a rule it states
+// before the numbers. Experiments live one per file in experiments/ and are listed in
+// registry.cpp, so a new one touches no other.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "data/digits.hpp"
+
+namespace minidl::lab {
+
+struct Settings {
+  std::vector<uint64_t> seeds{0, 1, 2, 3, 4};
+  bool quick = false;  // one seed, small grids, short training: what CI runs
+  std::string out_dir;
+  std::string data_dir;
+  int jobs = 1;
+};
+
+/// One row of an experiment's CSV: named fields, text or numbers, in column order.
+struct Record {
+  using Value = std::variant<std::string, double>;
+  std::vector<std::pair<std::string, Value>> fields;
+
+  Record& set(const std::string& name, Value value);
+  /// The number or text named; throws naming the field when it is missing or of the other kind.
+  double num(const std::string& name) const;
+  const std::string& text(const std::string& name) const;
+};
+
+/// The CSV of records: the first record's field names as the header, numbers with 9
+/// significant digits (exact for float), text as is (fields never hold commas).
+std::string records_csv(const std::vector<Record>& records);
+
+/// A unit of work. Jobs of one experiment share nothing mutable, so they run in any order on
+/// any thread with the same records.
+struct Job {
+  double cost = 1.0;  // relative, for scheduling the longest first
+  std::function<std::vector<Record>()> run;
+};
+
+enum class Verdict { Held, HeldPartly, DidNotHold };
+std::string verdict_text(Verdict verdict);  // "held", "held partly", "did not hold"
+
+/// What an experiment concludes from its records.
+struct Outcome {
+  std::string table;                  // Markdown
+  std::vector<std::string> pictures;  // PNG file names in the output directory
+  Verdict verdict = Verdict::DidNotHold;
+  std::string why;  // the figures the rule looked at
+};
+
+/// What experiments see: the settings and the lesson's data.
+struct Context {
+  const Settings& settings;
+  const data::DigitsSplit& data;
+};
+
+class Experiment {
+ public:
+  virtual ~Experiment() = default;
+  virtual std::string name() const = 0;    // on the command line and in file names
+  virtual std::string title() const = 0;   // the report's heading
+  virtual std::string claim() const = 0;   // the lesson's claim, paraphrased
+  virtual std::string source() const = 0;  // which lesson text makes it
+  virtual std::string setup(const Settings& settings) const = 0;
+  virtual std::string rule() const = 0;  // how the verdict is computed, stated before the numbers
+  virtual std::vector<Job> plan(const Context& context) const = 0;
+  /// Turns the records of all jobs (in plan order) into the table, pictures and verdict;
+  /// pictures are drawn into settings.out_dir.
+  virtual Outcome judge(const std::vector<Record>& records, const Settings& settings) const = 0;
+};
+
+}  // namespace minidl::lab

@@ -1,0 +1,36 @@
+#include "registry.hpp"
+
+#include <algorithm>
+
+#include "experiments/experiments.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::lab {
+
+const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
+  // One line per experiment: a later issue adds its own here.
+  static const std::vector<std::shared_ptr<const Experiment>> experiments{
+      depth_experiment(),      learning_rate_experiment(), init_scale_experiment(),    batch_size_experiment(),
+      eval_mode_experiment(),  running_stats_experiment(), batch_mates_experiment(),   bias_before_norm_experiment(),
+      rms_offset_experiment(), group_norm_experiment(),    cnn_batch_size_experiment()};
+  return experiments;
+}
+
+std::vector<std::shared_ptr<const Experiment>> select_experiments(const std::vector<std::string>& names) {
+  const auto& known = all_experiments();
+  if (names.size() == 1 && names.front() == "all") return known;
+  std::string choices;
+  for (const auto& e : known) choices += (choices.empty() ? "" : ", ") + e->name();
+  std::vector<std::shared_ptr<const Experiment>> chosen;
+  for (const std::string& name : names) {
+    auto it = std::find_if(known.begin(), known.end(), [&](const auto& e) { return e->name() == name; });
+    if (it == known.end())
+      throw UsageError(cat("unknown experiment \"", name, "\": choose from ", choices, ", or all"));
+    if (std::find(chosen.begin(), chosen.end(), *it) != chosen.end())
+      throw UsageError(cat("experiment \"", name, "\" is named twice"));
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+}  // namespace minidl::lab

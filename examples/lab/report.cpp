@@ -1,0 +1,96 @@
+#include "report.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lesson/seeds.hpp"
+#include "minidl/tensor/error.hpp"
+#include "registry.hpp"
+#include "tools.hpp"
+
+namespace fs = std::filesystem;
+
+namespace minidl::lab {
+
+namespace {
+
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!(out << text) || !out.flush()) throw Error(cat("cannot write ", path.string()));
+  }
+  fs::rename(temporary, path);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+constexpr const char* kVerdictMark = "<!-- verdict: ";
+
+}  // namespace
+
+std::string section_markdown(const Experiment& e, size_t number, const Settings& s, const Outcome& outcome) {
+  std::string md = cat(kVerdictMark, verdict_text(outcome.verdict), " -->\n");
+  md += cat("## ", number, ". ", e.title(), "\n\n");
+  md += cat("**Claim** (", e.source(), "): ", e.claim(), "\n\n");
+  md += cat("**Set-up**: ", e.setup(s), " Seeds ", lesson::seeds_text(s.seeds), s.quick ? " (--quick)" : "",
+            "; `lab run ", e.name(), "`; every run's figures in [", e.name(), ".csv](", e.name(), ".csv).\n\n");
+  md += cat("**Rule** (fixed before the numbers): ", e.rule(), "\n\n");
+  md += outcome.table + "\n";
+  for (const std::string& png : outcome.pictures) md += cat("![", e.name(), "](", png, ")\n\n");
+  md += cat("**Verdict: ", verdict_text(outcome.verdict), "**. ", outcome.why, "\n");
+  return md;
+}
+
+void write_experiment(const Experiment& e, size_t number, const Settings& s, const std::vector<Record>& records,
+                      const Outcome& outcome) {
+  const fs::path dir(s.out_dir);
+  write_file(dir / (e.name() + ".csv"), records_csv(records));
+  write_file(dir / (e.name() + ".md"), section_markdown(e, number, s, outcome));
+}
+
+void write_readme(const std::string& out_dir, const std::string& timing) {
+  const fs::path dir(out_dir);
+  std::string overview = markdown_table({"#", "experiment", "claim", "verdict"}, {});
+  overview.pop_back();
+  overview += "\n";
+  std::string sections;
+  size_t number = 0;
+  for (const auto& e : all_experiments()) {
+    ++number;
+    const fs::path section = dir / (e->name() + ".md");
+    std::string verdict = "not run";
+    if (fs::exists(section)) {
+      const std::string text = read_file(section);
+      const size_t at = text.find(kVerdictMark);
+      if (at != std::string::npos) {
+        const size_t from = at + std::string(kVerdictMark).size();
+        verdict = text.substr(from, text.find(" -->", from) - from);
+      }
+      sections += text.substr(text.find('\n') + 1) + "\n";
+    }
+    overview += cat("| ", number, " | [", e->title(), "](#", anchor(cat(number, ". ", e->title())), ") | ", e->claim(),
+                    " | **", verdict, "** |\n");
+  }
+  std::string md =
+      "# The lab: the lesson's claims about normalization, measured\n\n"
+      "Each experiment trains the lesson's network (8 x [Linear(64), norm, Tanh], then Linear(10); SGD lr "
+      "0.05, batch 64, 5 epochs on the digits) or checks a layer exactly, changing one thing at a time, over "
+      "several seeds. Every verdict is computed by the program from the figures, by the rule printed before "
+      "them. Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run depth`); "
+      "`lab list` names them.\n\n";
+  // The timing of the last `lab run all` stays until the next one.
+  const fs::path timing_file = dir / "run_all_timing.txt";
+  if (!timing.empty()) write_file(timing_file, timing);
+  if (fs::exists(timing_file)) md += read_file(timing_file) + "\n\n";
+  md += overview + "\n" + sections;
+  write_file(dir / "README.md", md);
+}
+
+}  // namespace minidl::lab

@@ -1,0 +1,191 @@
+#include "tools.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::lab {
+
+using lesson::NormKind;
+
+Record train_record(const Context& context, const lesson::TrainOptions& options, Record keys) {
+  Record record = std::move(keys);
+  record.set("norm", lesson::short_name(options.norm));
+  record.set("seed", double(options.seed));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  lesson::RunResult result;
+  std::string status = "ok";
+  if (lesson::refusal(options, context.data.X_train.size(0))) {
+    status = "refused";
+  } else {
+    try {
+      result = lesson::train_run(context.data, options);
+      if (!result.ok()) status = result.diverged ? "diverged" : "failed";
+    } catch (const std::exception&) {
+      status = "failed";
+    }
+  }
+  const bool ok = status == "ok";
+  record.set("status", status);
+  record.set("steps", double(result.curve.size()));
+  record.set("train_loss", ok ? double(result.train_loss) : nan);
+  record.set("val_loss", ok ? double(result.val_loss) : nan);
+  record.set("val_accuracy", ok ? double(result.val_accuracy) : nan);
+  return record;
+}
+
+Job train_job(const Context& context, const lesson::TrainOptions& options, Record keys) {
+  const double examples = options.steps ? double(*options.steps * std::min<int64_t>(options.batch_size, 1437))
+                                        : double(options.epochs) * 1437.0;
+  // Small batches cost more per example (a step's fixed work); deeper nets cost more per example.
+  const double per_example = double(options.net.depth) * (1.0 + 8.0 / double(options.batch_size));
+  return {examples * per_example,
+          [&context, options, keys]() { return std::vector<Record>{train_record(context, options, keys)}; }};
+}
+
+lesson::TrainOptions lesson_training(const Settings& settings) {
+  lesson::TrainOptions options;
+  options.epochs = settings.quick ? 1 : 5;
+  return options;
+}
+
+std::vector<NormKind> all_norms() {
+  return {NormKind::None, NormKind::Batch, NormKind::Layer, NormKind::RMS, NormKind::Group};
+}
+
+std::vector<Record> where(const std::vector<Record>& records,
+                          const std::vector<std::pair<std::string, std::string>>& match) {
+  std::vector<Record> out;
+  for (const Record& r : records) {
+    bool all = true;
+    for (const auto& m : match) all = all && r.text(m.first) == m.second;
+    if (all) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<Record> where_num(const std::vector<Record>& records, const std::string& key, double value) {
+  std::vector<Record> out;
+  for (const Record& r : records)
+    if (r.num(key) == value) out.push_back(r);
+  return out;
+}
+
+lesson::Spread spread(const std::vector<Record>& records, const std::string& figure) {
+  std::vector<double> values;
+  for (const Record& r : records) values.push_back(r.num(figure));
+  return lesson::spread_of(values);
+}
+
+double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as) {
+  if (records.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0.0;
+  for (const Record& r : records) sum += std::isnan(r.num(figure)) ? failed_as : r.num(figure);
+  return sum / double(records.size());
+}
+
+size_t count_status(const std::vector<Record>& records, const std::string& status) {
+  size_t n = 0;
+  for (const Record& r : records) n += r.text("status") == status;
+  return n;
+}
+
+std::string series_block(const std::string& name, const std::vector<Record>& records, const std::string& key,
+                         const std::vector<double>& keys, const std::string& figure) {
+  std::vector<std::vector<double>> rows;
+  for (double k : keys) {
+    const lesson::Spread s = spread(where_num(records, key, k), figure);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    rows.push_back({k, s.count ? s.mean : nan, s.count ? s.min : nan, s.count ? s.max : nan});
+  }
+  return datablock(name, rows);
+}
+
+std::string fixed(double value, int digits) {
+  if (std::isnan(value)) return "n/a";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string mean_range(const lesson::Spread& s, int digits) {
+  if (s.count == 0) return "n/a";
+  if (s.count == 1) return fixed(s.mean, digits);
+  return fixed(s.mean, digits) + " [" + fixed(s.min, digits) + ", " + fixed(s.max, digits) + "]";
+}
+
+std::string plain(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string table = "|";
+  for (const std::string& h : header) table += " " + h + " |";
+  table += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) table += i == 0 ? " --- |" : " ---: |";
+  table += "\n";
+  for (const auto& row : rows) {
+    table += "|";
+    for (const std::string& cell : row) table += " " + cell + " |";
+    table += "\n";
+  }
+  return table;
+}
+
+bool gnuplot_available() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
+
+void draw(const std::string& out_dir, const std::string& png, const std::string& script) {
+  const std::filesystem::path dir(out_dir);
+  const std::filesystem::path script_path = dir / (png + ".gp.tmp");
+  {
+    std::FILE* f = std::fopen(script_path.c_str(), "w");
+    if (!f) throw Error(cat("cannot write the gnuplot script ", script_path.string()));
+    std::fwrite(script.data(), 1, script.size(), f);
+    std::fclose(f);
+  }
+  const std::string command = "cd '" + dir.string() + "' && gnuplot '" + script_path.filename().string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::filesystem::remove(script_path);
+  if (status != 0) throw Error(cat("gnuplot failed drawing ", png, " (exit status ", status, ")"));
+}
+
+std::string plot_header(const std::string& png, int width, int height) {
+  return cat("set terminal pngcairo size ", width, ",", height, " font 'sans,10'\nset output '", png, "'\nset grid\n");
+}
+
+std::string two_panels(const std::string& png, const std::string& title, int width, int height) {
+  return plot_header(png, width, height) + cat("set multiplot layout 1,2 title \"", title, "\"\n");
+}
+
+std::string anchor(const std::string& heading) {
+  std::string out;
+  for (char ch : heading) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) out += char(std::tolower(static_cast<unsigned char>(ch)));
+    else if (ch == ' ' || ch == '-') out += '-';
+    else if (ch == '_') out += '_';
+  }
+  return out;
+}
+
+std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows) {
+  std::string text = "$" + name + " << EOD\n";
+  char number[32];
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (std::isnan(row[i])) std::snprintf(number, sizeof number, "%sNaN", i ? " " : "");
+      else std::snprintf(number, sizeof number, "%s%.6g", i ? " " : "", row[i]);
+      text += number;
+    }
+    text += "\n";
+  }
+  return text + "EOD\n";
+}
+
+}  // namespace minidl::lab
