@@ -54,7 +54,8 @@ TEST_CASE("the CNN has PyTorch's layer indices and shapes, with and without a no
   CHECK(lesson::model_label(NormKind::Batch, cnn) == "cnn(batch)");
 }
 
-TEST_CASE("the CNN refuses RMSNorm and groups not dividing 16, and BatchNorm2d takes batches of one", "[lesson][conv]") {
+TEST_CASE("the CNN refuses RMSNorm and groups not dividing 16, and BatchNorm2d takes batches of one",
+          "[lesson][conv]") {
   const lesson::DeepNetOptions cnn{.arch = Arch::CNN};
   REQUIRE_THROWS_WITH(lesson::build_model(NormKind::RMS, cnn), Catch::Contains("the CNN has no RMSNorm form"));
   REQUIRE_THROWS_WITH(lesson::build_model(NormKind::Group, {.groups = 3, .arch = Arch::CNN}),

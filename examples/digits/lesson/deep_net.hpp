@@ -34,7 +34,7 @@ struct DeepNetOptions {
   double init_scale = 1.0;                  // multiplies every Linear's initial weight (not its bias)
   std::optional<double> bn_momentum = 0.1;  // BatchNorm1d's momentum; nullopt = cumulative average
   bool bias_before_norm = true;             // false: the Linear before each norm layer has no bias
-  Arch arch = Arch::MLP;  // --arch: the CNN (lesson/cnn.hpp) has fixed sizes, depth and width unused
+  Arch arch = Arch::MLP;                    // --arch: the CNN (lesson/cnn.hpp) has fixed sizes, depth and width unused
 };
 
 /// Throws UsageError naming the option for a size below 1, groups not dividing width when
