@@ -42,7 +42,7 @@ void bench_layer(int repeats) {
 void bench_cnn(const std::string& norm_name, int repeats, int steps) {
   const lesson::NormKind norm = lesson::parse_norm(norm_name);
   Generator gen(0);
-  auto model = lesson::cnn_net(norm, {.arch = lesson::Arch::CNN}, gen);
+  auto model = lesson::cnn_net(norm, {}, gen);
   optim::SGD sgd(model->parameters(), {.lr = 0.05});
   const Tensor x = Tensor::rand({64, 64}, gen);  // the digits' pixels / 16 are in [0, 1]
   const Tensor y = Tensor::randint(0, 10, {64}, gen);

@@ -1,11 +1,18 @@
 // bench_lesson: the lesson's runs (train 5 epochs + the two evaluations, as digits does)
 // on one thread, beside their GEMM floor: the same sgemm calls, same shapes, replayed
 // alone in this process. Prints each run and the total, per optimizer step, and the ratio.
+// --batch-size 1 --epochs 1 measures the small-batch regime; --record-gemm writes the
+// sgemm calls of all runs for bench/sgemm_lesson (the floor of the whole process). Then the
+// statistics recorder's cost: each run without it against the same run recording every
+// N-th step (--stats-every, and each epoch's last step, as digits --stats does).
+#include <algorithm>
 #include <cxxopts.hpp>
 #include <iostream>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
+#include "gemm_log.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 #include "timing.hpp"
@@ -28,16 +35,33 @@ void print(const std::string& name, const Figures& f) {
       f.run.cpu * 1e3, f.floor.cpu * 1e3, f.run.cpu / f.floor.cpu, f.steps, f.gemms);
 }
 
-Figures measure(const data::DigitsSplit& data, lesson::NormKind norm, int repeats) {
-  lesson::TrainOptions options;
-  options.norm = norm;
+Figures measure(const data::DigitsSplit& data, lesson::TrainOptions options, int repeats,
+                std::vector<kernels::GemmCall>& all_calls) {
   Figures f;
   auto run = [&] { f.steps = lesson::train_run(data, options).curve.size(); };
   run();  // warm: the block cache, OpenBLAS's buffers, the page cache
   const auto calls = bench::record_gemm_calls(run);
   std::tie(f.run, f.floor) = bench::time_against_floor(repeats, run, calls);
   f.gemms = calls.size();
+  all_calls.insert(all_calls.end(), calls.begin(), calls.end());
   return f;
+}
+
+// Best CPU time of `repeats` runs without the recorder and with it, timed alternately so a
+// change in the machine's load falls on both.
+std::pair<double, double> recorder_cost(const data::DigitsSplit& data, lesson::NormKind norm, int repeats,
+                                        int64_t every) {
+  lesson::TrainOptions off;
+  off.norm = norm;
+  lesson::TrainOptions on = off;
+  on.stats_every = every;
+  (void)lesson::train_run(data, on);  // warm
+  double best_off = 1e300, best_on = 1e300;
+  for (int r = 0; r < repeats; ++r) {
+    best_off = std::min(best_off, bench::best_timing(1, [&] { (void)lesson::train_run(data, off); }).cpu);
+    best_on = std::min(best_on, bench::best_timing(1, [&] { (void)lesson::train_run(data, on); }).cpu);
+  }
+  return {best_off, best_on};
 }
 
 }  // namespace
@@ -47,6 +71,11 @@ int main(int argc, char** argv) {
   options.add_options()("norm", "comma list of runs", cxxopts::value<std::string>()->default_value("none,batch,layer"))(
       "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
       "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))(
+      "batch-size", "examples per step", cxxopts::value<int64_t>()->default_value("64"))(
+      "epochs", "epochs per run", cxxopts::value<int64_t>()->default_value("5"))(
+      "record-gemm", "write every run's sgemm calls to this file (for bench/sgemm_lesson)",
+      cxxopts::value<std::string>())("stats-every", "the recorder's cost: record every N-th step (0: skip)",
+                                     cxxopts::value<int64_t>()->default_value("10"))(
       "data", "directory with digits.csv and the split files",
       cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))("help", "show this help");
   auto args = options.parse(argc, argv);
@@ -57,9 +86,14 @@ int main(int argc, char** argv) {
   set_num_threads(args["threads"].as<int>());
   const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
   Figures total;
+  std::vector<kernels::GemmCall> all_calls;
   std::stringstream list(args["norm"].as<std::string>());
   for (std::string name; std::getline(list, name, ',');) {
-    const Figures f = measure(data, lesson::parse_norm(name), args["repeats"].as<int>());
+    lesson::TrainOptions train;
+    train.norm = lesson::parse_norm(name);
+    train.batch_size = args["batch-size"].as<int64_t>();
+    train.epochs = args["epochs"].as<int64_t>();
+    const Figures f = measure(data, train, args["repeats"].as<int>(), all_calls);
     print(name, f);
     total.run.wall += f.run.wall;
     total.run.cpu += f.run.cpu;
@@ -69,4 +103,20 @@ int main(int argc, char** argv) {
     total.gemms += f.gemms;
   }
   print("lesson", total);
+  if (args.count("record-gemm"))
+    bench::write_gemm_log(bench::make_gemm_log(all_calls), args["record-gemm"].as<std::string>());
+
+  const int64_t every = args["stats-every"].as<int64_t>();
+  if (every <= 0) return 0;
+  double total_off = 0.0, total_on = 0.0;
+  std::stringstream again(args["norm"].as<std::string>());
+  for (std::string name; std::getline(again, name, ',');) {
+    const auto [off, on] = recorder_cost(data, lesson::parse_norm(name), args["repeats"].as<int>(), every);
+    std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", name.c_str(), off * 1e3,
+                static_cast<long long>(every), on * 1e3, on / off);
+    total_off += off;
+    total_on += on;
+  }
+  std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", "lesson", total_off * 1e3,
+              static_cast<long long>(every), total_on * 1e3, total_on / total_off);
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Shared by the bench_* apps: best-of-N wall clock timing and the "GEMM floor", the time
 // the sgemm calls a workload made take when replayed alone, same shapes, same process.
+#include <xmmintrin.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -57,6 +59,22 @@ std::vector<kernels::GemmCall> record_gemm_calls(F&& f) {
   return recorder.calls();
 }
 
+/// While alive, denormal inputs read as zero and denormal results are flushed to zero on
+/// this thread (MXCSR's DAZ and FTZ). A replay chains thousands of products of its filler
+/// values through buffers the workload reused, so they shrink into denormals, which Intel
+/// cores compute about 100x slower: without this the lesson's replay took longer than the
+/// lesson itself. The workload never meets denormals, so its floor must not either.
+class FlushDenormals {
+ public:
+  FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }  // FTZ (bit 15) | DAZ (bit 6)
+  ~FlushDenormals() { _mm_setcsr(saved_); }
+  FlushDenormals(const FlushDenormals&) = delete;
+  FlushDenormals& operator=(const FlushDenormals&) = delete;
+
+ private:
+  unsigned saved_;
+};
+
 /// A replay of `calls` through kernels::gemm. Every buffer the workload used gets one of its
 /// own, as large as its largest use (small values, so no denormals or infinities): the replay
 /// moves the same bytes through the caches as the workload did.
@@ -79,6 +97,7 @@ class GemmReplay {
   }
 
   void operator()() {
+    const FlushDenormals flush;
     for (size_t i = 0; i < calls_.size(); ++i) {
       const kernels::GemmCall& c = calls_[i];
       const Operands& o = operands_[i];

@@ -33,7 +33,7 @@ def load(data_dir):
     return X_train, y_train, X_val, y_val
 
 
-def lesson(split, runs, verbose=False):
+def lesson(split, runs, verbose=False, batch_size=64, epochs=5):
     X_train, y_train, X_val, y_val = split
     loss_fn = nn.CrossEntropyLoss()
     steps = 0
@@ -41,9 +41,9 @@ def lesson(split, runs, verbose=False):
         torch.manual_seed(0)
         model = deep_net(NORMS[name])
         opt = torch.optim.SGD(model.parameters(), lr=0.05)
-        for _ in range(5):
+        for _ in range(epochs):
             model.train()
-            for xb, yb in DataLoader(TensorDataset(X_train, y_train), batch_size=64, shuffle=True):
+            for xb, yb in DataLoader(TensorDataset(X_train, y_train), batch_size=batch_size, shuffle=True):
                 opt.zero_grad()
                 loss_fn(model(xb), yb).backward()
                 opt.step()
@@ -108,19 +108,23 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (minidl: --threads)")
     parser.add_argument("--data", default=os.path.join(ROOT, "data"))
+    parser.add_argument("--norm", default="none,batch,layer", help="comma list of runs")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--epochs", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     if args.what == "norm":
         bench_norm(args.repeats)
         return
     split = load(args.data)
-    runs = ["none", "batch", "layer"]
+    runs = args.norm.split(",")
+    sizes = {"batch_size": args.batch_size, "epochs": args.epochs}
     if args.what == "process":
-        lesson(split, runs, verbose=True)
+        lesson(split, runs, verbose=True, **sizes)
         return
-    steps = lesson(split, runs)  # warm
-    seconds = best_seconds(args.repeats, lambda: lesson(split, runs))
-    cpu = best_seconds(args.repeats, lambda: lesson(split, runs), time.process_time)
+    steps = lesson(split, runs, **sizes)  # warm
+    seconds = best_seconds(args.repeats, lambda: lesson(split, runs, **sizes))
+    cpu = best_seconds(args.repeats, lambda: lesson(split, runs, **sizes), time.process_time)
     print(f"pytorch lesson {seconds * 1e3:.1f} ms wall, {seconds / steps * 1e6:.1f} us/step, cpu {cpu * 1e3:.1f} ms")
 
 

@@ -3,17 +3,18 @@
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
     /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/examples/digits/digits] [--norm none,batch,...]
-        [--arch mlp|cnn]
+        [--arch mlp,resmlp-pre,resmlp-post,cnn]
 
---arch picks the network as digits' --arch does: the lesson's deep_net (mlp, the default; norms
-none, batch, layer, rms, group) or the digits' CNN (cnn(); norms none, batch, layer, group,
-instance). For each norm (default: all of the arch's):
+For each arch (default: mlp, resmlp-pre, resmlp-post) and each of its norms (mlp: the five; cnn: none,
+batch, layer, group, instance, the digits' CNN of cnn(); resmlp-pre and
+resmlp-post: layer and rms, with 2 blocks and --dropout 0.1 so the Dropout layers are in the
+model; their PyTorch classes are those of scripts/fixtures_nn_extras.py):
   minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
                      deep_net(norm) (or cnn(norm)) takes it with load_state_dict(strict=True), and in eval mode
                      gives the validation loss and accuracy that digits' --summary reports.
   PyTorch -> minidl  PyTorch trains deep_net(norm) a few steps (so BatchNorm's running statistics
                      and num_batches_tracked are not at their defaults) and saves it; `digits
-                     --init` starts from it and replays one epoch in a batch order written here;
+                     --init-from` starts from it and replays one epoch in a batch order written here;
                      its first step loss matches PyTorch's to 1e-5, and every later one stays as
                      close to PyTorch float32 as PyTorch float32 stays to float64 (x4).
 Exits 1 naming the first mismatch. The files are written by hand (json + struct): the
@@ -33,25 +34,14 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fixtures import REPO, load_digits_split, load_safetensors, save_safetensors  # noqa: E402
+from fixtures_nn_extras import NORMS as BLOCK_NORMS, PostNormBlock, PreNormBlock  # noqa: E402
 
 NORMS = {"mlp": ["none", "batch", "layer", "rms", "group"], "cnn": ["none", "batch", "layer", "group", "instance"]}
 WIDTH, GROUPS = 64, 8
 
 
-class RMSNorm(nn.Module):
-    """torch.nn.RMSNorm (PyTorch 2.4) for 1.13: y = x / sqrt(mean(x^2) + eps) * weight."""
-
-    def __init__(self, size, eps=None):
-        super().__init__()
-        self.eps = torch.finfo(torch.float32).eps if eps is None else eps
-        self.weight = nn.Parameter(torch.ones(size))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
 def make_norm(norm):
-    return {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm, "rms": RMSNorm,
+    return {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm, "rms": BLOCK_NORMS["rms"],
             "group": lambda width: nn.GroupNorm(GROUPS, width)}[norm]
 
 
@@ -77,15 +67,45 @@ def cnn(norm, groups=GROUPS):
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
 
 
-ARCH = "mlp"  # --arch: which network model() builds and digits trains
+RESMLP = {"blocks": 2, "expansion": 4, "dropout": 0.1}
+RESMLP_ARGS = ["--blocks", str(RESMLP["blocks"]), "--expansion", str(RESMLP["expansion"]),
+               "--dropout", str(RESMLP["dropout"])]
 
 
-def model(norm):
-    return cnn(norm) if ARCH == "cnn" else deep_net(norm)
+def res_mlp(arch, norm, width=WIDTH):
+    """digits --arch resmlp-pre|resmlp-post: a stem Linear, the blocks, (pre: a final norm), the head."""
+    block = PreNormBlock if arch == "resmlp-pre" else PostNormBlock
+    layers = [nn.Linear(64, width)]
+    layers += [block(width, RESMLP["expansion"], norm, "gelu", RESMLP["dropout"]) for _ in range(RESMLP["blocks"])]
+    layers += [BLOCK_NORMS[norm](width)] if arch == "resmlp-pre" else []
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+def without_dropout(model):
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    return model
+
+
+class Model:
+    """One arch and norm: how PyTorch builds it and the digits options that build the same."""
+
+    def __init__(self, arch, norm):
+        self.arch, self.norm = arch, norm
+        residual = arch.startswith("resmlp")
+        self.args = ["--arch", arch, "--norm", norm] + (RESMLP_ARGS if residual else [])
+        self.replay_args = self.args[:-1] + ["0"] if residual else self.args  # --dropout 0
+        self.label = f"{arch}/{norm}"
+
+    def build(self):
+        if self.arch == "cnn":
+            return cnn(self.norm)
+        return deep_net(self.norm) if self.arch == "mlp" else res_mlp(self.arch, self.norm)
 
 
 def digits(binary, *args):
-    done = subprocess.run([binary, "--quiet", "--seeds", "0", "--arch", ARCH, *args], capture_output=True, text=True)
+    done = subprocess.run([binary, "--quiet", "--seeds", "0", *args], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"digits {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout
@@ -102,41 +122,43 @@ def check(condition, message):
         sys.exit("MISMATCH: " + message)
 
 
-def minidl_to_torch(binary, norm, data, work):
+def minidl_to_torch(binary, spec, data, work):
     X_train, X_val, y_train, y_val = data
+    norm = spec.norm
     save, summary = os.path.join(work, "saved"), os.path.join(work, f"summary_{norm}.json")
-    digits(binary, "--norm", norm, "--epochs", "1", "--save", save, "--summary", summary)
+    digits(binary, *spec.args, "--epochs", "1", "--save", save, "--summary", summary)
     state = load_safetensors(os.path.join(save, f"{norm}.safetensors"))
-    net = model(norm)
-    net.load_state_dict(state, strict=True)  # raises on a missing, unexpected or misshapen entry
-    for name, value in net.state_dict().items():
+    model = spec.build()
+    model.load_state_dict(state, strict=True)  # raises on a missing, unexpected or misshapen entry
+    for name, value in model.state_dict().items():
         check(value.dtype == state[name].dtype, f"{name}: dtype {state[name].dtype}, PyTorch has {value.dtype}")
-    net.eval()
+    model.eval()
     with torch.no_grad():
-        logits = net(X_val)
+        logits = model(X_val)
         val_loss = nn.functional.cross_entropy(logits, y_val).item()
         accuracy = (logits.argmax(1) == y_val).float().mean().item()
     with open(summary) as f:
         run = json.load(f)["runs"][0]
     check(abs(run["val_loss"] - val_loss) < 1e-4, f"{norm}: val loss digits {run['val_loss']} vs PyTorch {val_loss}")
     check(abs(run["val_accuracy"] - accuracy) < 1e-6, f"{norm}: val accuracy {run['val_accuracy']} vs {accuracy}")
-    print(f"  minidl -> PyTorch  {norm:<6} strict load ok; val loss {val_loss:.6f} (digits {run['val_loss']:.6f})")
+    print(f"  minidl -> PyTorch  {spec.label:<18} strict load ok; val loss {val_loss:.6f} (digits {run['val_loss']:.6f})")
 
 
-def torch_to_minidl(binary, norm, data, work):
+def torch_to_minidl(binary, spec, data, work):
     X_train, X_val, y_train, y_val = data
+    norm = spec.norm
     torch.manual_seed(1)
-    net = model(norm)
-    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    model = spec.build()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
     loss_fn = nn.CrossEntropyLoss()
     for _ in range(3):  # move the running statistics off their defaults
         batch = torch.randint(0, len(X_train), (64,))
         opt.zero_grad()
-        loss_fn(net(X_train[batch]), y_train[batch]).backward()
+        loss_fn(model(X_train[batch]), y_train[batch]).backward()
         opt.step()
     init = os.path.join(work, "init")
     os.makedirs(init, exist_ok=True)
-    save_safetensors(os.path.join(init, f"{norm}.safetensors"), list(net.state_dict().items()))
+    save_safetensors(os.path.join(init, f"{norm}.safetensors"), list(model.state_dict().items()))
 
     order = torch.randperm(len(X_train))
     order_file = os.path.join(work, "order.txt")
@@ -144,13 +166,15 @@ def torch_to_minidl(binary, norm, data, work):
         f.write(" ".join(str(int(i)) for i in order) + "\n")
     # The same epoch in PyTorch, in float32 and in float64 from the same weights: how far the
     # two drift apart measures how much this stack amplifies rounding.
-    twin = model(norm).double()
-    twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in net.state_dict().items()})
+    # The replay compares losses step by step: no dropout masks on either side (digits --dropout 0).
+    without_dropout(model)
+    twin = without_dropout(spec.build().double())
+    twin.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in model.state_dict().items()})
     twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05)
     losses, losses64 = [], []
     for start in range(0, len(order), 64):  # one epoch, the same batches digits will take
         batch = order[start:start + 64]
-        for m, optimizer, out, x in ((net, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
+        for m, optimizer, out, x in ((model, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
             optimizer.zero_grad()
             loss = loss_fn(m(x[batch]), y_train[batch])
             loss.backward()
@@ -158,7 +182,7 @@ def torch_to_minidl(binary, norm, data, work):
             out.append(loss.item())
 
     curves = os.path.join(work, f"curves_{norm}.csv")
-    digits(binary, "--norm", norm, "--epochs", "1", "--init", init, "--batch-order", order_file, "--curves", curves)
+    digits(binary, *spec.replay_args, "--epochs", "1", "--init-from", init, "--batch-order", order_file, "--curves", curves)
     ours = read_curve(curves, norm)
     check(len(ours) == len(losses), f"{norm}: digits took {len(ours)} steps, PyTorch {len(losses)}")
     # The first step shows the loaded weights are PyTorch's, to rounding. After it, minidl is held
@@ -171,27 +195,27 @@ def torch_to_minidl(binary, norm, data, work):
     for step, (a, b) in enumerate(zip(ours[:stable], losses[:stable]), start=1):
         check(abs(a - b) <= 1e-4, f"{norm}: step {step} loss digits {a} vs PyTorch {b}, more than 1e-4 apart within "
               f"the {stable} steps PyTorch float32 and float64 agree on")
-    print(f"  PyTorch -> minidl  {norm:<6} strict load ok; the first {stable} of {len(ours)} step losses (where PyTorch "
+    print(f"  PyTorch -> minidl  {spec.label:<18} strict load ok; the first {stable} of {len(ours)} step losses (where PyTorch "
           f"float32 and float64 agree within 1e-5) within {worst:.1e}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
-    parser.add_argument("--arch", choices=["mlp", "cnn"], default="mlp")
-    parser.add_argument("--norm", help="comma list (default: every norm of the arch)")
+    parser.add_argument("--norm", default=None, help="default: every norm the arch takes")
+    parser.add_argument("--arch", default="mlp,resmlp-pre,resmlp-post")
     args = parser.parse_args()
-    global ARCH
-    ARCH = args.arch
     if not os.access(args.digits, os.X_OK):
         sys.exit(f"{args.digits}: no digits program there (build it, or pass --digits PATH)")
     torch.set_num_threads(1)
     data = load_digits_split(os.path.join(REPO, "data"))
     with tempfile.TemporaryDirectory() as work:
-        for norm in (args.norm or ",".join(NORMS[ARCH])).split(","):
-            minidl_to_torch(args.digits, norm, data, work)
-            torch_to_minidl(args.digits, norm, data, work)
-    print(f"checkpoints of --arch {ARCH} move between minidl and PyTorch both ways")
+        for arch in args.arch.split(","):
+            norms = NORMS.get(arch, list(BLOCK_NORMS))
+            for norm in args.norm.split(",") if args.norm else norms:
+                minidl_to_torch(args.digits, Model(arch, norm), data, work)
+                torch_to_minidl(args.digits, Model(arch, norm), data, work)
+    print("checkpoints move between minidl and PyTorch both ways")
 
 
 if __name__ == "__main__":

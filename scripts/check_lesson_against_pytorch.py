@@ -3,7 +3,7 @@
 
   /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/examples/digits/digits]
 
-1. Runs `digits --init tests/fixtures/lesson/init --batch-order tests/fixtures/lesson/batch_order.txt`
+1. Runs `digits --init-from tests/fixtures/lesson/init --batch-order tests/fixtures/lesson/batch_order.txt`
    (PyTorch's initial weights and batch order, written by scripts/make_fixtures.py) with
    --curves, --summary and --save into a temporary folder.
 2. Compares minidl's loss at every optimizer step with PyTorch's (tests/fixtures/lesson/<run>_losses.txt),
@@ -35,7 +35,7 @@ LESSON = os.path.join(REPO, "tests", "fixtures", "lesson")
 
 
 def run_digits(digits, out_dir, runs):
-    command = [digits, "--seeds", "0", "--norm", ",".join(runs), "--init", os.path.join(LESSON, "init"),
+    command = [digits, "--seeds", "0", "--norm", ",".join(runs), "--init-from", os.path.join(LESSON, "init"),
                "--batch-order", os.path.join(LESSON, "batch_order.txt"), "--save", out_dir,
                "--curves", os.path.join(out_dir, "curves.csv"), "--summary", os.path.join(out_dir, "summary.json"),
                "--data", os.path.join(REPO, "data")]

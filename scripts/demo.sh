@@ -4,12 +4,15 @@
 # default. Arguments go to digits (bash scripts/demo.sh --help lists them). The loss curves,
 # the validation curves and the summary go to build/curves.csv, build/val_curves.csv and
 # build/summary.json unless --curves, --val-curves or --summary say otherwise, and
-# scripts/plot_curves.sh draws them to a PNG beside the curves (build/curves.png).
+# scripts/plot_curves.sh draws them to a PNG beside the curves (build/curves.png). The layers'
+# statistics go to build/stats.csv (unless --stats says otherwise) and scripts/plot_stats.sh
+# draws their four pictures beside it (stats_1_activations.png ... stats_4_update_ratio.png).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 plot_script="$repo/scripts/plot_curves.sh"
+stats_script="$repo/scripts/plot_stats.sh"
 
 bash "$repo/scripts/setup.sh"
 digits="$build_dir/examples/digits/digits"
@@ -31,6 +34,7 @@ output_of() {
 output_of curves "$build_dir/curves.csv"; curves=$output
 output_of val-curves "$build_dir/val_curves.csv"; validation=$output
 output_of summary "$build_dir/summary.json"; summary=$output
+output_of stats "$build_dir/stats.csv"; stats=$output
 
 started="$(mktemp)"
 trap 'rm -f "$started"' EXIT
@@ -44,5 +48,11 @@ if [[ -f "$curves" && "$curves" -nt "$started" ]]; then
   [[ -f "$validation" && "$validation" -nt "$started" ]] && plot_args+=(--val "$validation")
   [[ -f "$summary" && "$summary" -nt "$started" ]] && plot_args+=(--summary "$summary")
   bash "$plot_script" "${plot_args[@]}" "$curves" "${curves%.csv}.png"
+fi
+if [[ -f "$stats" && "$stats" -nt "$started" ]]; then
+  stats_args=()
+  [[ -f "$curves" && "$curves" -nt "$started" ]] && stats_args+=(--curves "$curves")
+  [[ -f "$summary" && "$summary" -nt "$started" ]] && stats_args+=(--summary "$summary")
+  bash "$stats_script" "${stats_args[@]}" "$stats" "$(dirname "$stats")"
 fi
 exit "$status"

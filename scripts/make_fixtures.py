@@ -42,7 +42,7 @@ The lesson: tests/fixtures/lesson/
 For each run of the lesson (none, batch, layer = no normalization, BatchNorm1d, LayerNorm), the
 lesson's own code (torch.manual_seed(0); deep_net(norm); SGD lr 0.05; DataLoader batch 64,
 shuffle) with the data from data/digits.csv and the split files. The layout is the one the
-digits CLI reads (--init DIR takes DIR/<run>.safetensors):
+digits CLI reads (--init-from DIR takes DIR/<run>.safetensors):
   init/<run>.safetensors   the state_dict before training (num_batches_tracked I64)
   batch_order.txt          one line per epoch: the permutation of 0..1436 (indices into the
                            training split in file order) the DataLoader drew; batches are
@@ -677,6 +677,7 @@ def main():
                      layernorm_cases, rmsnorm_cases, groupnorm_cases, sgd_cases):
             make(args.out)
         __import__("fixtures_conv").conv_cases(args.out)
+        __import__("fixtures_nn_extras").nn_extras_cases(args.out)
     if args.only != "layers":
         lesson_fixtures(args.out, args.data)
 

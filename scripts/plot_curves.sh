@@ -60,7 +60,7 @@ if [[ -n $summary ]]; then
   [[ $(setting drop_last) == true ]] && config+=" (drop last)"
   config+=", $(setting epochs) epochs, "
 fi
-config+="$seed_count seed$( ((seed_count > 1)) && echo s) ($seed_text)"
+config+="$seed_count seed$( ((seed_count > 1)) && echo s || true) ($seed_text)"
 
 # gnuplot gets plain file names in a private directory (no quoting trouble with odd paths);
 # the PNG is renamed into place only once it is complete.

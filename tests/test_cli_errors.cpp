@@ -197,7 +197,7 @@ std::vector<BadInput> bad_inputs() {
        {"orders: is a directory, not a file"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("orders")); }},
       {"init is a directory",
-       {"--norm", "none", "--init", "@init"},
+       {"--norm", "none", "--init-from", "@init"},
        {"none.safetensors: is a directory, not a checkpoint"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("init") + "/none.safetensors"); }},
       {"empty epochs",
@@ -214,18 +214,18 @@ std::vector<BadInput> bad_inputs() {
        {"--batch-size", "2000", "--drop-last"},
        {"batch size 2000 with --drop-last leaves no batch of the 1437-example training split to train on"}},
       {"init missing",
-       {"--norm", "none", "--init", "@init"},
+       {"--norm", "none", "--init-from", "@init"},
        {"none.safetensors", "cannot open"},
        [](DigitsScratch& s) { std::filesystem::create_directories(s.file("init")); }},
       {"init truncated",
-       {"--norm", "none", "--init", "@init"},
+       {"--norm", "none", "--init-from", "@init"},
        {"init/none.safetensors", "out of range"},
        [](DigitsScratch& s) {
          const std::string good = good_none_checkpoint(s);
          write_init(s, good.substr(0, good.size() - 100));
        }},
       {"init corrupt header",
-       {"--norm", "none", "--init", "@init"},
+       {"--norm", "none", "--init-from", "@init"},
        {"init/none.safetensors", "not valid JSON"},
        [](DigitsScratch& s) {
          std::string bytes = good_none_checkpoint(s);
@@ -233,14 +233,14 @@ std::vector<BadInput> bad_inputs() {
          write_init(s, bytes);
        }},
       {"init of another model",
-       {"--norm", "batch", "--init", "@init"},
+       {"--norm", "batch", "--init-from", "@init"},
        {"init/batch.safetensors", "does not fit"},
        [](DigitsScratch& s) {
          write_init(s, good_none_checkpoint(s));
          std::filesystem::rename(s.file("init") + "/none.safetensors", s.file("init") + "/batch.safetensors");
        }},
       {"init of other sizes",
-       {"--norm", "none", "--width", "32", "--init", "@init"},
+       {"--norm", "none", "--width", "32", "--init-from", "@init"},
        {"init/none.safetensors", "does not fit"},
        [](DigitsScratch& s) { write_init(s, good_none_checkpoint(s)); }},
   };
@@ -283,6 +283,6 @@ TEST_CASE("digits: --help prints the options and exits 0", "[cli]") {
   CHECK(result.err == "");
   for (const char* option :
        {"--norm", "--epochs", "--lr", "--batch-size", "--depth", "--width", "--groups", "--seeds", "--threads",
-        "--data", "--curves", "--val-curves", "--summary", "--save", "--init", "--batch-order", "--drop-last"})
+        "--data", "--curves", "--val-curves", "--summary", "--save", "--init-from", "--batch-order", "--drop-last"})
     CHECK_THAT(result.out, Catch::Contains(option));
 }

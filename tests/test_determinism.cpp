@@ -101,8 +101,9 @@ TEST_CASE("digits: a diverging run stops, the run after it trains and saves, exi
   none[0].value.data()[0] = std::numeric_limits<float>::infinity();
   io::save_safetensors(s.file("init") + "/none.safetensors", none);
 
-  testing::ProcessResult result = s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "2", "--init",
-                                         s.file("init"), "--save", s.file("saved"), "--curves", s.file("c.csv")});
+  testing::ProcessResult result =
+      s.run({"--quiet", "--seeds", "0", "--norm", "none,batch", "--epochs", "2", "--init-from", s.file("init"),
+             "--save", s.file("saved"), "--curves", s.file("c.csv")});
   INFO("stdout: " << result.out << "\nstderr: " << result.err);
   CHECK(result.signal == 0);
   CHECK(result.exit_code == 1);

@@ -96,14 +96,14 @@ TEST_CASE("digits prints the lesson's table and writes the summary and checkpoin
   CHECK(std::filesystem::exists(dir.file("ckpt/rms.safetensors")));
 }
 
-TEST_CASE("digits --init starts from a checkpoint: saved weights replay the same run", "[lesson]") {
+TEST_CASE("digits --init-from starts from a checkpoint: saved weights replay the same run", "[lesson]") {
   TempDir dir;
   REQUIRE(digits(dir, with(kSmall, {"--norm", "batch", "--save", dir.file("a")})).exit_code == 0);
   // Two runs from the same saved weights with the same seed train identically; a run from
   // random weights with that seed differs.
   auto curves = [&](const std::string& name, bool init) {
     auto args = with(kSmall, {"--norm", "batch", "--seeds", "3", "--curves", dir.file(name)});
-    if (init) args = with(args, {"--init", dir.file("a")});
+    if (init) args = with(args, {"--init-from", dir.file("a")});
     ProcessResult o = digits(dir, args);
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
@@ -145,7 +145,7 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--norm", "batch,instance"}, "instance normalization needs images: use it with --arch cnn"},
       {{"--arch", "cnn", "--norm", "rms"}, "the CNN has no RMSNorm form"},
       {{"--arch", "cnn", "--norm", "group", "--groups", "3"}, "groups 3 does not divide 16"},
-      {{"--arch", "rnn"}, "--arch: unknown architecture \"rnn\": choose from mlp, cnn"},
+      {{"--arch", "rnn"}, "--arch: unknown architecture \"rnn\": choose from mlp, resmlp-pre, resmlp-post, cnn"},
       {{"--norm", "batch,batch"}, "--norm lists \"batch\" twice"},
       {{"--epochs", "0"}, "epochs must be at least 1, got 0"},
       {{"--batch-size", "-4"}, "--batch-size must be at least 1, got -4"},
@@ -161,8 +161,8 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--data", dir.file("nowhere")}, "nowhere/digits.csv: cannot open"},
       {{"--batch-order", bad_order}, "order.txt, line 1: expected 1437 indices"},
       {{"--batch-order", dir.file("missing.txt")}, "missing.txt: cannot open"},
-      {{"--norm", "none", "--init", corrupt_dir}, "none.safetensors: "},
-      {{"--norm", "layer", "--init", corrupt_dir}, "layer.safetensors: cannot open"},
+      {{"--norm", "none", "--init-from", corrupt_dir}, "none.safetensors: "},
+      {{"--norm", "layer", "--init-from", corrupt_dir}, "layer.safetensors: cannot open"},
       {{"--curves", dir.file("no/such/dir/c.csv")}, "does not exist"},
   };
   for (const auto& [args, message] : cases) {
@@ -175,10 +175,10 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
   }
 }
 
-TEST_CASE("digits --init refuses a checkpoint of another model with exit code 2", "[lesson]") {
+TEST_CASE("digits --init-from refuses a checkpoint of another model with exit code 2", "[lesson]") {
   TempDir dir;
   REQUIRE(digits(dir, with(kSmall, {"--norm", "layer", "--save", dir.file("ckpt")})).exit_code == 0);
-  ProcessResult o = digits(dir, with(kSmall, {"--norm", "layer", "--width", "32", "--init", dir.file("ckpt")}));
+  ProcessResult o = digits(dir, with(kSmall, {"--norm", "layer", "--width", "32", "--init-from", dir.file("ckpt")}));
   CHECK(o.exit_code == 2);
   CHECK_THAT(o.err, Catch::Contains("layer.safetensors does not fit deep_net(layer)") && Catch::Contains("0.weight"));
 }
@@ -188,9 +188,9 @@ TEST_CASE("digits --help describes every option", "[lesson]") {
   ProcessResult o = digits(dir, {"--help"});
   CHECK(o.exit_code == 0);
   for (const char* option :
-       {"--norm",  "--epochs",  "--lr",          "--batch-size", "--depth",  "--width",      "--groups",
-        "--seeds", "--threads", "--jobs",        "--data",       "--curves", "--val-curves", "--summary",
-        "--save",  "--init",    "--batch-order", "--drop-last",  "--quiet",  "--help"})
+       {"--norm",  "--epochs",    "--lr",          "--batch-size", "--depth",  "--width",      "--groups",
+        "--seeds", "--threads",   "--jobs",        "--data",       "--curves", "--val-curves", "--summary",
+        "--save",  "--init-from", "--batch-order", "--drop-last",  "--quiet",  "--help"})
     CHECK_THAT(o.out, Catch::Contains(option));
 }
 TEST_CASE("digits --seeds trains every norm once per seed, with the results of one seed at a time", "[lesson][seeds]") {

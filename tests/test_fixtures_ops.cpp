@@ -35,7 +35,10 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "GroupNorm",  // test_fixtures_norm.cpp
       "Conv2d",        "MaxPool2d",
       "AvgPool2d",     "AdaptiveAvgPool2d",
-      "Flatten",  // test_conv.cpp
+      "Flatten",                // test_conv.cpp
+      "GELU",          "SiLU",  // test_nn_gelu_silu.cpp
+      "PreNormBlock",  "PostNormBlock",
+      "Residual",  // test_nn_residual.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);

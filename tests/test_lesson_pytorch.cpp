@@ -1,5 +1,5 @@
 // The lesson step for step against PyTorch 1.13, through the library's lesson runner (what
-// `digits --init --batch-order` runs): minidl trains each of the lesson's three runs from
+// `digits --init-from --batch-order` runs): minidl trains each of the lesson's three runs from
 // PyTorch's initial weights in PyTorch's batch order (tests/fixtures/lesson/, written by
 // scripts/make_fixtures.py) and must reach PyTorch's loss at every step PyTorch itself can
 // promise.

@@ -43,7 +43,7 @@ int main() {
   float first = 0.0f, last = 0.0f;
   for (int step = 0; step < 200; ++step) {
     model->zero_grad();
-    Tensor loss = cross_entropy(model->forward(inputs), targets);
+    Tensor loss = cross_entropy((*model)(inputs), targets);
     loss.backward();
     sgd.step();
     if (step == 0) first = loss.item();

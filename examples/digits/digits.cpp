@@ -21,7 +21,7 @@
 #include "address_limit.hpp"
 #include "data/batch_order.hpp"
 #include "interrupt.hpp"
-#include "lesson/model.hpp"
+#include "lesson/run_stats.hpp"
 #include "lesson/seeds.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
@@ -39,18 +39,33 @@ namespace {
 // Reads DIR/<run>.safetensors for every run and checks it fits, before any training.
 std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
   std::vector<std::optional<nn::StateDict>> inits(s.norms.size());
-  if (s.init_dir.empty()) return inits;
+  if (s.init_from_dir.empty()) return inits;
   for (size_t i = 0; i < s.norms.size(); ++i) {
-    const std::string path = (fs::path(s.init_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
+    const std::string path = (fs::path(s.init_from_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
     inits[i] = io::load_safetensors(path);
-    auto model = lesson::build_model(s.norms[i], s.train.net);
+    Generator gen(0);
+    auto model = lesson::build_model(s.norms[i], s.train.net, s.train.model, gen);
     try {
       model->load_state_dict(*inits[i], /*strict=*/true);
     } catch (const Error& e) {
-      throw UsageError(cat(path, " does not fit ", lesson::model_label(s.norms[i], s.train.net), ": ", e.what()));
+      const lesson::Arch arch = s.train.model.arch;
+      throw UsageError(cat(path, " does not fit ", arch == lesson::Arch::MLP ? "deep_net" : lesson::arch_name(arch),
+                           "(", lesson::short_name(s.norms[i]), "): ", e.what()));
     }
   }
   return inits;
+}
+
+// --summary-model: each norm's model as a table on stdout, nothing trained.
+int print_model_summaries(const Settings& s) {
+  for (NormKind norm : s.norms) {
+    Generator gen(0);
+    auto model = lesson::build_model(norm, s.train.net, s.train.model, gen);
+    std::cout << lesson::arch_name(s.train.model.arch) << " with " << lesson::display_name(norm) << "\n"
+              << nn::summary(*model);
+  }
+  std::cout.flush();
+  return std::cout ? 0 : 1;
 }
 
 // One whole line per call, so lines of runs training at once never interleave mid-line.
@@ -163,15 +178,25 @@ int run(Settings s) {
   if (s.threads) set_num_threads(*s.threads);
   for (NormKind norm : s.norms) {
     s.train.norm = norm;
-    lesson::check_model_options(norm, s.train.net);
-    lesson::check_model_fits(norm, s.train.net);
+    lesson::check_model_options(norm, s.train.net, s.train.model);
+    lesson::check_model_fits(norm, s.train.net, s.train.model);
   }
-  s.train.norm = NormKind::None;
+  if (s.summary_model) return print_model_summaries(s);
+  // The checks below that apply to every run: none refuses a norm per run (BatchNorm's batch of
+  // one is refused run by run), but a resmlp arch needs one of its own norms to check against.
+  s.train.norm = s.train.model.arch == lesson::Arch::MLP ? NormKind::None : s.norms.front();
   check_outputs(s);
   const data::DigitsSplit data = data::load_digits(s.data_dir);
   if (!s.batch_order.empty())
     s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
   lesson::check_train_options(s.train, data.X_train.size(0));
+  if (!s.stats.empty()) {
+    const int64_t per_epoch = lesson::steps_per_epoch(data.X_train.size(0), s.train.batch_size, s.train.drop_last);
+    const int64_t steps = s.train.epochs > std::numeric_limits<int64_t>::max() / per_epoch
+                              ? std::numeric_limits<int64_t>::max()  // --epochs beyond any run's end
+                              : s.train.epochs * per_epoch;
+    s.train.stats_every = s.stats_every > 0 ? s.stats_every : lesson::default_stats_every(steps);
+  }
   std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
 
   // Runs that cannot train are refused now, before anything trains; if no run is left the
@@ -213,6 +238,7 @@ int run(Settings s) {
   if (!s.curves.empty()) write(s.curves, lesson::curves_csv(results));
   if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
+  if (!s.stats.empty()) write(s.stats, lesson::stats_csv(results));
   if (!printed)
     std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
                  "file was still written"

@@ -12,6 +12,7 @@
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "model_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,12 +28,8 @@ cxxopts::Options command_line() {
                            "and seed.");
   options.set_width(100);
   auto text = [] { return cxxopts::value<std::string>(); };
-  options.add_options()("arch",
-                        "the network: mlp (the lesson's deep tanh MLP) or cnn (3 convolutions, global "
-                        "average pooling, Linear; docs/cnn.md)",
-                        text()->default_value("mlp"),
-                        "ARCH")("norm", "comma list of none, batch, layer, rms, group (instance: the CNN only)",
-                                text()->default_value("none,batch,layer"), "LIST")(
+  options.add_options()("norm", "comma list of none, batch, layer, rms, group (instance: --arch cnn only)",
+                        text()->default_value("none,batch,layer"), "LIST")(
       "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7",
       text()->default_value("0-4"), "LIST")("epochs", "passes over the training split", text()->default_value("5"),
                                             "N")("lr", "SGD learning rate", text()->default_value("0.05"), "LR")(
@@ -53,10 +50,17 @@ cxxopts::Options command_line() {
       "val_accuracy)",
       text(), "FILE")("summary", "write each run's figures to FILE (JSON)", text(), "FILE")(
       "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
-      text(),
-      "DIR")("init", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", text(), "DIR")(
+      text(), "DIR")("init-from", "start each run (every seed) from DIR/<run>.safetensors instead of a random init",
+                     text(), "DIR")(
       "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
-      "FILE")("quiet", "no progress lines")("help", "show this help");
+      "FILE")("stats",
+              "record each layer's statistics (tanh outputs, their gradients, weight gradients and updates) "
+              "and write them to FILE (CSV: run,seed,step,layer,quantity,statistic,value)",
+              text(), "FILE")("stats-every",
+                              "with --stats: record every N-th step and each epoch's last (default: about 30 "
+                              "snapshots a run)",
+                              text(), "N")("quiet", "no progress lines")("help", "show this help");
+  add_model_options(options);
   return options;
 }
 
@@ -144,7 +148,6 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
     return parse_whole(cat("--", name), text(name), low, std::numeric_limits<int64_t>::max());
   };
   Settings s;
-  s.train.net.arch = lesson::parse_arch(text("arch"));
   s.norms = parse_norms(text("norm"));
   s.seeds = lesson::parse_seeds(text("seeds"));
   s.train.epochs = whole("epochs", 1);
@@ -165,9 +168,15 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.validation = text("val-curves");
   s.summary = text("summary");
   s.save_dir = text("save");
-  s.init_dir = text("init");
+  s.init_from_dir = text("init-from");
   s.batch_order = text("batch-order");
+  s.stats = text("stats");
+  if (args.count("stats-every")) {
+    if (s.stats.empty()) throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
+    s.stats_every = whole("stats-every", 1);
+  }
   s.quiet = args.count("quiet") > 0;
+  read_model_options(args, s);
   return s;
 }
 

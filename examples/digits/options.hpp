@@ -16,8 +16,11 @@ struct Settings {
   lesson::TrainOptions train;  // norm, seed, init and batch_order are filled per run / after loading
   std::optional<int> threads;
   int jobs = 1;
-  std::string data_dir, curves, validation, summary, save_dir, init_dir, batch_order;
+  std::string data_dir, curves, validation, summary, save_dir, init_from_dir, batch_order;
+  std::string stats;        // --stats FILE: the layers' statistics as CSV
+  int64_t stats_every = 0;  // --stats-every N; 0: lesson::default_stats_every of the run's steps
   bool quiet = false;
+  bool summary_model = false;  // --summary-model: print each model's table, train nothing
 };
 
 /// The most threads or jobs an option may ask for.

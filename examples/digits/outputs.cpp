@@ -70,9 +70,10 @@ std::vector<NamedFile> input_files(const Settings& s) {
   for (const char* name : {"digits.csv", "digits_train_indices.txt", "digits_test_indices.txt"})
     inputs.push_back({"--data", (fs::path(s.data_dir) / name).string()});
   if (!s.batch_order.empty()) inputs.push_back({"--batch-order", s.batch_order});
-  if (!s.init_dir.empty())
+  if (!s.init_from_dir.empty())
     for (lesson::NormKind norm : s.norms)
-      inputs.push_back({"--init", (fs::path(s.init_dir) / (lesson::short_name(norm) + ".safetensors")).string()});
+      inputs.push_back(
+          {"--init-from", (fs::path(s.init_from_dir) / (lesson::short_name(norm) + ".safetensors")).string()});
   return inputs;
 }
 
@@ -81,6 +82,7 @@ std::vector<NamedFile> output_files(const Settings& s) {
   if (!s.curves.empty()) outputs.push_back({"--curves", s.curves});
   if (!s.validation.empty()) outputs.push_back({"--val-curves", s.validation});
   if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
+  if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
   if (!s.save_dir.empty())
     for (lesson::NormKind norm : s.norms)
       for (uint64_t seed : s.seeds) outputs.push_back({"--save", checkpoint_path(s, norm, seed)});

@@ -38,23 +38,27 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
   nlohmann::ordered_json norms = nlohmann::ordered_json::array();
   for (const lesson::NormSpread& row : lesson::spreads_by_norm(results, s.norms, s.seeds))
     norms.push_back({{"norm", lesson::short_name(row.norm)},
-                     {"name", lesson::display_name(row.norm, s.train.net.arch)},
+                     {"name", lesson::display_name(row.norm, s.train.model.arch)},
                      {"runs", row.runs},
                      {"finished", row.train_loss.count},
                      {"train_loss", spread_json(row.train_loss)},
                      {"val_loss", spread_json(row.val_loss)},
                      {"val_accuracy", spread_json(row.val_accuracy)}});
   const lesson::TrainOptions& t = s.train;
-  nlohmann::ordered_json settings = {{"arch", lesson::short_name(t.net.arch)},
-                                     {"epochs", t.epochs},
+  nlohmann::ordered_json settings = {{"epochs", t.epochs},
                                      {"lr", t.lr},
                                      {"batch_size", t.batch_size},
                                      {"drop_last", t.drop_last},
                                      {"depth", t.net.depth},
                                      {"width", t.net.width},
                                      {"groups", t.net.groups},
+                                     {"arch", lesson::arch_name(t.model.arch)},
+                                     {"blocks", t.model.blocks},
+                                     {"expansion", t.model.expansion},
+                                     {"dropout", t.model.dropout},
+                                     {"init", lesson::init_name(t.model.init)},
                                      {"seeds", s.seeds},
-                                     {"init", s.init_dir},
+                                     {"init_from", s.init_from_dir},
                                      {"batch_order", s.batch_order}};
   const nlohmann::ordered_json summary{
       {"settings", settings}, {"interrupted", signal_json(stop_signal)}, {"norms", norms}, {"runs", runs}};

@@ -78,7 +78,8 @@ int run(const Command& command) {
   }
   const std::string timing =
       cat("The last run (", jobs.size(), " runs, seeds ", lesson::seeds_text(s.seeds), s.quick ? ", --quick" : "", ", ",
-          s.jobs, " jobs) took ", fixed(wall, 0), " s of wall-clock time and ", fixed(cpu, 1), " s of CPU time.");
+          s.jobs, " jobs) took ", fixed(wall, 0), " s of wall-clock time and ", fixed(cpu, 1),
+          " s of CPU time (all threads; the wall-clock time grows when other work shares the cores).");
   write_readme(s.out_dir, command.names.size() == 1 && command.names.front() == "all" ? timing : "");
   std::printf("%s\n", timing.c_str());
   return 0;

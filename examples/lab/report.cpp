@@ -57,9 +57,7 @@ void write_experiment(const Experiment& e, size_t number, const Settings& s, con
 
 void write_readme(const std::string& out_dir, const std::string& timing) {
   const fs::path dir(out_dir);
-  std::string overview = markdown_table({"#", "experiment", "claim", "verdict"}, {});
-  overview.pop_back();
-  overview += "\n";
+  std::string overview = "| # | experiment | claim | verdict |\n| ---: | --- | --- | --- |\n";
   std::string sections;
   size_t number = 0;
   for (const auto& e : all_experiments()) {
@@ -84,7 +82,9 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
       "0.05, batch 64, 5 epochs on the digits) or checks a layer exactly, changing one thing at a time, over "
       "several seeds. Every verdict is computed by the program from the figures, by the rule printed before "
       "them. Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run depth`); "
-      "`lab list` names them.\n\n";
+      "`lab list` names them. A new experiment is one file in `examples/lab/experiments/` (an `Experiment`: "
+      "name, claim, lesson source, set-up, rule, plan of jobs, judgement) and one line in "
+      "`examples/lab/registry.cpp`.\n\n";
   // The timing of the last `lab run all` stays until the next one.
   const fs::path timing_file = dir / "run_all_timing.txt";
   if (!timing.empty()) write_file(timing_file, timing);

@@ -174,6 +174,11 @@ std::string anchor(const std::string& heading) {
   return out;
 }
 
+std::string norm_line(NormKind norm) {
+  static const char* const colours[] = {"#555555", "#1b9e77", "#d95f02", "#7570b3", "#e7298a"};  // by NormKind
+  return cat(" with yerrorlines lw 2 lc rgb '", colours[size_t(norm)], "' title '", lesson::display_name(norm), "'");
+}
+
 std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows) {
   std::string text = "$" + name + " << EOD\n";
   char number[32];

@@ -59,6 +59,8 @@ std::string plot_header(const std::string& png, int width = 900, int height = 54
 std::string two_panels(const std::string& png, const std::string& title, int width = 1100, int height = 480);
 /// GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as '-'.
 std::string anchor(const std::string& heading);
+/// " with yerrorlines lw 2 lc rgb '#...' title 'LayerNorm'": one colour per norm in every picture.
+std::string norm_line(lesson::NormKind norm);
 /// A gnuplot datablock "$name << EOD ... EOD" holding rows of space-separated columns.
 std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "autograd/grad_hooks.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
@@ -74,6 +75,40 @@ void check_gradient_shape(const Node& node, size_t i, const Tensor& grad) {
                     minidl::to_string(grad.shape()), ", expected ", minidl::to_string(expected)));
 }
 
+// Leaves with hooks, and for each the count of edges into it from the nodes of this pass:
+// their gradient is summed and hooked once, after the last of those nodes ran, as
+// PyTorch's AccumulateGrad runs once its input is complete. Empty when no leaf has a hook.
+std::vector<TensorImpl*> hooked_leaves(const std::vector<Node*>& order) {
+  std::vector<TensorImpl*> leaves;
+  for (Node* node : order)
+    for (const auto& input : node->inputs)
+      if (input && !input->grad_fn && input->grad_hooks)
+        if (input->grad_hooks->waiting++ == 0) leaves.push_back(input.get());
+  return leaves;
+}
+
+void finish_leaf(TensorImpl& leaf, const Tensor& grad, bool may_adopt) {
+  if (!leaf.grad_hooks) {
+    accumulate_into_leaf(leaf, grad, may_adopt);
+    return;
+  }
+  Tensor hooked = run_grad_hooks(*leaf.grad_hooks, grad);
+  accumulate_into_leaf(leaf, hooked, may_adopt && hooked.same(grad));
+}
+
+// After `node` ran (or had no gradient to pass on): the hooked leaves it fed whose every
+// user has now run get their summed gradient.
+void release_hooked_leaves(const Node& node) {
+  for (const auto& input : node.inputs) {
+    if (!input || input->grad_fn || !input->grad_hooks) continue;
+    GradHooks& hooks = *input->grad_hooks;
+    if (--hooks.waiting > 0 || !hooks.pending.defined()) continue;
+    Tensor grad = std::move(hooks.pending);
+    hooks.pending = Tensor();
+    finish_leaf(*input, grad, true);
+  }
+}
+
 }  // namespace
 
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
@@ -83,28 +118,41 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
                     " but the tensor has shape ", minidl::to_string(root.shape())));
   NoGradGuard no_grad;
   if (root.is_leaf()) {
-    accumulate_into_leaf(*root.impl(), grad_output, false);
+    finish_leaf(*root.impl(), grad_output, false);
     return;
   }
   std::vector<Node*> order = topological_order(root.grad_fn().get());
   // Inputs of finished nodes, dropped only at the end: they keep the nodes in `order` alive.
   std::vector<std::shared_ptr<TensorImpl>> finished;
+  const std::vector<TensorImpl*> leaves = hooked_leaves(order);
   // A backward that throws leaves no gradients pending on the graph for a later pass.
   struct ClearPending {
     const std::vector<Node*>& order;
+    const std::vector<TensorImpl*>& leaves;
     ~ClearPending() {
       for (Node* node : order) node->pending_grad = Tensor();
+      for (TensorImpl* leaf : leaves) {
+        leaf->grad_hooks->pending = Tensor();
+        leaf->grad_hooks->waiting = 0;
+      }
     }
-  } clear_pending{order};
+  } clear_pending{order, leaves};
   root.grad_fn()->pending_grad = grad_output;
   for (Node* node : order) {
     if (node->released)
       throw Error(cat("backward through the graph a second time (at ", node->name,
                       "): its saved values were freed by the first backward(); "
                       "pass retain_graph=true to the first call to backward twice"));
-    if (!node->pending_grad.defined()) continue;
+    if (!node->pending_grad.defined()) {
+      if (!leaves.empty()) release_hooked_leaves(*node);
+      continue;
+    }
     Tensor grad = std::move(node->pending_grad);
     node->pending_grad = Tensor();
+    if (node->grad_hooks) {  // the output tensor's hooks, then its retain_grad
+      grad = run_grad_hooks(*node->grad_hooks, std::move(grad));
+      keep_retained_grad(*node->grad_hooks, grad);
+    }
     std::vector<Tensor> input_grads;
     try {
       input_grads = node->backward(grad);
@@ -117,8 +165,10 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       if (!input || i >= input_grads.size() || !input_grads[i].defined()) continue;
       check_gradient_shape(*node, i, input_grads[i]);
       if (input->grad_fn) accumulate(input->grad_fn->pending_grad, input_grads[i]);
+      else if (input->grad_hooks) accumulate(input->grad_hooks->pending, input_grads[i]);
       else accumulate_into_leaf(*input, input_grads[i], true);
     }
+    if (!leaves.empty()) release_hooked_leaves(*node);
     if (!retain_graph) {  // free the saved tensors and the intermediate results now
       node->backward = nullptr;
       node->released = true;

@@ -49,12 +49,9 @@ GradcheckReport gradcheck(const GradcheckFunction& f, std::vector<Tensor> inputs
   if (!(options.eps > 0.0) || options.atol < 0.0 || options.rtol < 0.0)
     throw Error(cat("gradcheck: expected eps > 0, atol >= 0 and rtol >= 0, got eps ", options.eps, ", atol ",
                     options.atol, ", rtol ", options.rtol));
-  // Leaves of gradcheck's own, sharing the values: a gradient the caller's tensor already
-  // holds (from an earlier check) must not add into the analytic one, and the caller's .grad
-  // stays as it was, as torch.autograd.gradcheck (autograd.grad) leaves it.
   for (Tensor& x : inputs) {
-    x = x.detach();
     x.requires_grad_(true);
+    x.zero_grad();  // a gradient left by an earlier backward (the same input checked twice) is not f's
   }
   Generator gen(options.seed);
   const Tensor out = f(inputs);

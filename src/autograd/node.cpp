@@ -1,6 +1,7 @@
 #include "minidl/autograd/node.hpp"
 
 #include "minidl/autograd/grad_mode.hpp"
+#include "tensor/small_blocks.hpp"
 
 namespace minidl {
 
@@ -39,7 +40,7 @@ bool needs_grad(std::span<const Tensor> inputs) {
 
 Tensor record(Tensor out, const char* name, std::span<const Tensor> inputs, BackwardFn backward) {
   if (!needs_grad(inputs)) return out;
-  auto node = std::make_shared<Node>();
+  auto node = std::allocate_shared<Node>(detail::SmallBlockAllocator<Node>());  // from the free lists
   node->name = name;
   node->inputs.reserve(inputs.size());
   for (const Tensor& input : inputs)

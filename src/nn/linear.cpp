@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/nn/init.hpp"
 #include "minidl/nn/python_repr.hpp"
 #include "minidl/ops/matmul.hpp"
 #include "minidl/tensor/error.hpp"
@@ -20,12 +20,13 @@ Linear::Linear(const LinearOptions& options, Generator& gen)
 }
 
 void Linear::reset_parameters(Generator& gen) {
-  NoGradGuard no_grad;  // an init's in-place writes are not part of any graph
-  // kaiming_uniform_(a = sqrt(5)) gives bound sqrt(6 / ((1 + 5) in)) = 1 / sqrt(in), and
-  // PyTorch draws the bias with the same bound 1 / sqrt(fan_in).
-  const float bound = float(1.0 / std::sqrt(double(in_features_)));
-  weight.copy_(Tensor::rand(weight.shape(), gen, -bound, bound));
-  if (bias.defined()) bias.copy_(Tensor::rand(bias.shape(), gen, -bound, bound));
+  // PyTorch's nn.Linear.reset_parameters: kaiming_uniform_(a = sqrt 5) gives the bound
+  // sqrt 3 * sqrt(2 / (1 + 5)) / sqrt(in) = 1 / sqrt(in); the bias takes 1 / sqrt(fan_in).
+  init::kaiming_uniform_(weight, std::sqrt(5.0), "fan_in", "leaky_relu", gen);
+  if (bias.defined()) {
+    const double bound = 1.0 / std::sqrt(double(init::calculate_fan_in_and_fan_out(weight).first));
+    init::uniform_(bias, -bound, bound, gen);
+  }
 }
 
 Tensor Linear::forward(const Tensor& input) {

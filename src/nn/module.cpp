@@ -23,6 +23,33 @@ NamedTensors without_duplicates(NamedTensors named) {
 
 }  // namespace
 
+RemovableHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
+  if (!hooks_) hooks_ = std::make_unique<Hooks>();
+  const uint64_t id = hooks_->pre->add(std::move(hook));
+  return RemovableHandle(std::weak_ptr<detail::HookRemover>(hooks_->pre), id);
+}
+
+RemovableHandle Module::register_forward_hook(ForwardHook hook) {
+  if (!hooks_) hooks_ = std::make_unique<Hooks>();
+  const uint64_t id = hooks_->post->add(std::move(hook));
+  return RemovableHandle(std::weak_ptr<detail::HookRemover>(hooks_->post), id);
+}
+
+Tensor Module::call_with_hooks(const Tensor& given) {
+  // The lists stay alive while their hooks run, even if a hook removes itself.
+  const std::shared_ptr<HookList<ForwardPreHook>> pre = hooks_->pre;
+  const std::shared_ptr<HookList<ForwardHook>> post = hooks_->post;
+  Tensor input = given;
+  if (!pre->empty())
+    for (const ForwardPreHook& hook : pre->hooks())
+      if (Tensor replaced = hook(*this, input); replaced.defined()) input = std::move(replaced);
+  Tensor output = forward(input);
+  if (!post->empty())
+    for (const ForwardHook& hook : post->hooks())
+      if (Tensor replaced = hook(*this, input, output); replaced.defined()) output = std::move(replaced);
+  return output;
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   if (value.defined()) value.requires_grad_(true);
   parameters_.emplace_back(name, value);

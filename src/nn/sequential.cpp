@@ -28,7 +28,7 @@ void Sequential::throw_wrong_type(size_t i, const Module& child) {
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
-  for (const auto& module : modules_) x = module->forward(x);
+  for (const auto& module : modules_) x = (*module)(x);  // through operator(): the child's hooks fire
   return x;
 }
 

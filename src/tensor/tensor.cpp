@@ -4,14 +4,27 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 #include <span>
+#include <utility>
 
+#include "autograd/grad_hooks.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
+#include "tensor/small_blocks.hpp"
 
 namespace minidl {
+namespace {
+
+// Tensor headers and storage headers come from the per-thread free lists (small_blocks.hpp).
+template <typename T, typename... Args>
+std::shared_ptr<T> make_pooled(Args&&... args) {
+  return std::allocate_shared<T>(detail::SmallBlockAllocator<T>(), std::forward<Args>(args)...);
+}
+
+}  // namespace
 
 // ---- factories ----
 
@@ -19,10 +32,10 @@ Tensor Tensor::empty(Shape shape) {
   for (int64_t extent : shape)
     if (extent < 0) throw Error(cat("negative dimension in shape ", minidl::to_string(shape)));
   const int64_t count = minidl::numel(shape);
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_pooled<TensorImpl>();
   try {
     if (uint64_t(count) > std::numeric_limits<size_t>::max() / sizeof(float) / 2) throw std::bad_alloc();
-    impl->storage = std::make_shared<Storage>(size_t(count));
+    impl->storage = make_pooled<Storage>(size_t(count));
   } catch (const std::bad_alloc&) {
     const double bytes = double(count) * double(sizeof(float));
     throw Error(cat("cannot allocate a tensor of shape ", minidl::to_string(shape), ": ", count, " floats (", bytes,
@@ -131,8 +144,14 @@ bool write_joins_graph(const Tensor& t, const Tensor& src) {
 // (PyTorch's rebase_history), so gradients reach what the new values came from and the old
 // history gets what is left. `backward` maps t's gradient to gradients of {t before, src}.
 void rebase_history(const Tensor& t, const char* op, const Tensor& src, BackwardFn backward) {
-  Tensor before(std::make_shared<TensorImpl>(*t.impl()));  // same storage and grad_fn: the old history
+  Tensor before(make_pooled<TensorImpl>(*t.impl()));  // same storage and grad_fn: the old history
+  const bool retained = t.retains_grad();
   record(t, op, {before, src}, std::move(backward));
+  // Hooks stay with the old value; retain_grad follows the tensor (PyTorch 2.x).
+  if (retained) {
+    before.grad_fn()->grad_hooks->retained.reset();
+    t.retain_grad();
+  }
 }
 }  // namespace
 
@@ -158,7 +177,7 @@ float Tensor::item() const {
 }
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_pooled<TensorImpl>();
   impl->storage = checked().storage;
   impl->offset = impl_->offset;
   impl->shape = impl_->shape;

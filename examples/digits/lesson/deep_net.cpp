@@ -3,7 +3,6 @@
 #include <array>
 #include <cmath>
 
-#include "lesson/model.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
@@ -58,11 +57,7 @@ void scale_weight(nn::Linear& linear, double scale) {
 }  // namespace
 
 std::string short_name(NormKind norm) { return names_of(norm).short_name; }
-std::string display_name(NormKind norm, Arch arch) {
-  if (arch == Arch::CNN && norm == NormKind::Batch) return "BatchNorm2d";
-  if (arch == Arch::CNN && norm == NormKind::Layer) return "GroupNorm(1, C)";
-  return names_of(norm).display_name;
-}
+std::string display_name(NormKind norm) { return names_of(norm).display_name; }
 
 NormKind parse_norm(const std::string& name) {
   for (const NormNames& n : kNorms)
@@ -114,9 +109,9 @@ std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& op
 void check_model_fits(NormKind norm, const DeepNetOptions& options) {
   try {
     Generator gen(0);
-    (void)build_model(norm, options, gen);
+    (void)deep_net(norm, options, gen);
   } catch (const Error& e) {
-    throw UsageError(cat(model_label(norm, options), " with depth ", options.depth, " and width ", options.width,
+    throw UsageError(cat("deep_net(", short_name(norm), ") with depth ", options.depth, " and width ", options.width,
                          " cannot be built: ", e.what()));
   }
 }

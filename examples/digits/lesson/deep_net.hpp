@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 
-#include "lesson/arch.hpp"
 #include "minidl/nn/sequential.hpp"
 #include "minidl/tensor/generator.hpp"
 
@@ -18,9 +17,9 @@ enum class NormKind { None, Batch, Layer, RMS, Group, Instance };
 
 /// The name used on the command line and in files: "none", "batch", "layer", "rms", "group", "instance".
 std::string short_name(NormKind norm);
-/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm";
-/// the CNN's: "BatchNorm2d", "GroupNorm(1, C)" (layer), "GroupNorm(C, C)" (instance).
-std::string display_name(NormKind norm, Arch arch = Arch::MLP);
+/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm",
+/// "GroupNorm(C, C)" (instance); the CNN's other names: display_name(norm, arch) in arch.hpp.
+std::string display_name(NormKind norm);
 /// The NormKind of a short name; throws UsageError listing the choices for any other.
 NormKind parse_norm(const std::string& name);
 
@@ -34,14 +33,13 @@ struct DeepNetOptions {
   double init_scale = 1.0;                  // multiplies every Linear's initial weight (not its bias)
   std::optional<double> bn_momentum = 0.1;  // BatchNorm1d's momentum; nullopt = cumulative average
   bool bias_before_norm = true;             // false: the Linear before each norm layer has no bias
-  Arch arch = Arch::MLP;                    // --arch: the CNN (lesson/cnn.hpp) has fixed sizes, depth and width unused
 };
 
 /// Throws UsageError naming the option for a size below 1, groups not dividing width when
 /// norm is GroupNorm, or instance normalization (one value a group in an MLP).
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options);
 
-/// Throws UsageError naming the sizes when build_model(norm, options) cannot be built (a shape
+/// Throws UsageError naming the sizes when deep_net(norm, options) cannot be built (a shape
 /// whose size overflows, more memory than the machine gives).
 void check_model_fits(NormKind norm, const DeepNetOptions& options);
 

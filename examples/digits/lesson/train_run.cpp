@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "lesson/model.hpp"
+#include "lesson/run_stats.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/ops/cross_entropy.hpp"
@@ -19,13 +19,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Seeds the run's dropout stream: seed ^ salt, so it differs from the init stream Generator(seed).
+constexpr uint64_t kDropoutStreamSalt = 0x9E3779B97F4A7C15ULL;
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm, const DeepNetOptions& net) {
+void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm, Arch arch) {
   try {
     model.load_state_dict(init, /*strict=*/true);
   } catch (const Error& e) {
-    throw UsageError(cat("the initial weights do not fit ", model_label(norm, net), ": ", e.what()));
+    throw UsageError(cat("the initial weights do not fit ", arch == Arch::MLP ? "deep_net" : arch_name(arch), "(",
+                         short_name(norm), "): ", e.what()));
   }
 }
 
@@ -36,7 +40,7 @@ std::string non_finite_text(float value) {
 }
 
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat(run_label(o.norm, o.seed, o.net.arch), ": the loss became ", non_finite_text(loss), " at epoch ", epoch,
+  return cat(run_label(o.norm, o.seed, o.model.arch), ": the loss became ", non_finite_text(loss), " at epoch ", epoch,
              ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
@@ -67,20 +71,20 @@ std::string run_label(NormKind norm, uint64_t seed, Arch arch) {
 
 std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples) {
   // The CNN's BatchNorm2d has H x W values per channel and example: a batch of one is enough.
-  if (o.norm != NormKind::Batch || o.batch_size < 1 || o.net.arch == Arch::CNN) return std::nullopt;
+  if (o.norm != NormKind::Batch || o.batch_size < 1 || o.model.arch == Arch::CNN) return std::nullopt;
   const std::string why = "BatchNorm1d in training mode needs more than one value per channel";
   if (o.batch_size == 1)
-    return cat(run_label(o.norm, o.seed, o.net.arch), " refused: batch size 1 puts one example in every batch, and ",
+    return cat(run_label(o.norm, o.seed, o.model.arch), " refused: batch size 1 puts one example in every batch, and ",
                why, "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
   if (!o.drop_last && train_examples % o.batch_size == 1)
-    return cat(run_label(o.norm, o.seed, o.net.arch), " refused: batch size ", o.batch_size, " on the ", train_examples,
-               "-example training split leaves a last batch of one example, and ", why,
+    return cat(run_label(o.norm, o.seed, o.model.arch), " refused: batch size ", o.batch_size, " on the ",
+               train_examples, "-example training split leaves a last batch of one example, and ", why,
                "; pass --drop-last or choose another batch size");
   return std::nullopt;
 }
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
-  check_model_options(o.norm, o.net);
+  check_model_options(o.norm, o.net, o.model);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.steps && *o.steps < 1) throw UsageError(cat("steps must be at least 1, got ", *o.steps));
   if (o.steps && !o.batch_order.empty()) throw UsageError("a fixed number of steps cannot replay a batch order");
@@ -134,16 +138,21 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
-  result.arch = o.net.arch;
+  result.arch = o.model.arch;
   result.seed = o.seed;
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
-  result.model = build_model(o.norm, o.net, init);
+  // Dropout's masks come from a stream of the run's own too, apart from the init's.
+  auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
+  result.model = build_model(o.norm, o.net, o.model, init, dropout_stream);
   nn::Sequential& model = *result.model;
-  if (o.init) load_init(model, *o.init, o.norm, o.net);
+  if (o.init) load_init(model, *o.init, o.norm, o.model.arch);
   optim::SGD optimizer(model.parameters(), {.lr = o.lr});
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
 
+  std::unique_ptr<diagnostics::StatsRecorder> stats;
+  if (o.stats_every > 0) stats = lesson_recorder(model);
+  const int64_t epoch_steps = steps_per_epoch(data.X_train.size(0), o.batch_size, o.drop_last);
   int64_t step = 0;
   auto more_epochs = [&](int64_t epoch) { return o.steps ? step < *o.steps : epoch <= o.epochs; };
   for (int64_t epoch = 1; more_epochs(epoch) && result.ok(); ++epoch) {
@@ -158,10 +167,11 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
       if (o.stop && o.stop->load(std::memory_order_relaxed)) {
         result.interrupted = true;
         result.failure =
-            cat(run_label(o.norm, o.seed, o.net.arch), ": interrupted before epoch ", epoch, ", step ", step + 1);
+            cat(run_label(o.norm, o.seed, o.model.arch), ": interrupted before epoch ", epoch, ", step ", step + 1);
         break;
       }
       optimizer.zero_grad();
+      if (stats && records_step(step + 1, o.stats_every, epoch_steps)) stats->arm(step + 1);
       Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
       const float value = loss.item();
       result.curve.push_back({epoch, ++step, value});
@@ -171,7 +181,9 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         break;
       }
       loss.backward();
+      if (stats) stats->before_update();
       optimizer.step();
+      if (stats) stats->after_update();
       loss_sum += value;
       ++batch_count;
     }
@@ -193,9 +205,13 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     // Every step's loss can be finite while the last step blew the weights up: check the end.
     if (const std::optional<std::string> why = non_finite_end(model, result)) {
       result.failure =
-          cat(run_label(o.norm, o.seed, o.net.arch), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
+          cat(run_label(o.norm, o.seed, o.model.arch), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
       result.diverged = true;
     }
+  }
+  if (stats) {
+    stats->disarm();  // a step that diverged recorded its forward only
+    result.stats = stats->rows();
   }
   if (!result.ok()) {
     result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "data/digits.hpp"
+#include "lesson/arch.hpp"
 #include "lesson/deep_net.hpp"
+#include "minidl/diagnostics/stats_recorder.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::lesson {
@@ -22,6 +24,7 @@ namespace minidl::lesson {
 struct TrainOptions {
   NormKind norm = NormKind::None;
   DeepNetOptions net{};
+  ModelOptions model{};  // --arch, --blocks, --dropout, --init
   int64_t epochs = 5;
   double lr = 0.05;  // SGD without momentum
   int64_t batch_size = 64;
@@ -30,7 +33,7 @@ struct TrainOptions {
   /// cut short), instead of `epochs` epochs.
   std::optional<int64_t> steps{};
   uint64_t seed = 0;  // seeds the run's own init generator and the loader's shuffling
-  /// Start from these weights instead of the random init (--init); strict names and shapes.
+  /// Start from these weights instead of the random init (--init-from); strict names and shapes.
   std::optional<nn::StateDict> init{};
   /// Empty: shuffle every epoch. Otherwise one permutation of the training split per epoch
   /// (--batch-order); batches are its consecutive chunks.
@@ -38,6 +41,9 @@ struct TrainOptions {
   /// When set and it turns true, the run stops before its next step (Ctrl-C): its result
   /// says it was interrupted.
   const std::atomic<bool>* stop = nullptr;
+  /// > 0: record the layers' statistics (lesson/run_stats.hpp) every stats_every-th step and
+  /// at the end of each epoch, into RunResult::stats (--stats). 0: no recorder at all.
+  int64_t stats_every = 0;
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
@@ -87,8 +93,9 @@ struct RunResult {
   float train_loss = 0.0f;   // eval mode, the whole training split
   float val_loss = 0.0f;     // eval mode, the validation split
   float val_accuracy = 0.0f;
-  double seconds = 0.0;                   // build + train + evaluate
-  std::shared_ptr<nn::Sequential> model;  // the trained model
+  double seconds = 0.0;                      // build + train + evaluate
+  std::shared_ptr<nn::Sequential> model;     // the trained model
+  std::vector<diagnostics::StatsRow> stats;  // the recorded steps' statistics (stats_every > 0)
 
   bool ok() const { return !failure.has_value(); }
 };

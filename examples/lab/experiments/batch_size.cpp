@@ -92,8 +92,8 @@ class BatchSize : public Experiment {
         }
         rows.push_back(row);
         script += series_block(cat(regime, i), mine, "batch_size", sizes(s), "val_accuracy");
-        plots += cat(i ? ", " : "plot ", "$", regime, i, " using ($1*", 1.0 + 0.04 * double(i),
-                     "):2:3:4 with yerrorlines lw 2 title '", lesson::display_name(norms()[i]), "'");
+        plots += cat(i ? ", " : "plot ", "$", regime, i, " using ($1*", 1.0 + 0.04 * double(i), "):2:3:4 ",
+                     norm_line(norms()[i]));
       }
       std::vector<std::string> header{"norm"};
       for (double b : sizes(s)) header.push_back("batch " + plain(b));

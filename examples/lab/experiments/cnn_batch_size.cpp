@@ -58,7 +58,7 @@ class CnnBatchSize : public Experiment {
       for (NormKind norm : norms())
         for (uint64_t seed : c.settings.seeds) {
           lesson::TrainOptions o = lesson_training(c.settings);
-          o.net.arch = lesson::Arch::CNN;
+          o.model.arch = lesson::Arch::CNN;
           o.norm = norm;
           o.seed = seed;
           o.batch_size = int64_t(b);

@@ -131,7 +131,7 @@ class Depth : public Experiment {
       for (size_t i = 0; i < norms.size(); ++i) {
         const size_t col = 2 + 3 * i;
         plots += cat(i ? ", " : "plot ", "$", block, " using ($1*", 1.0 + 0.04 * double(i), "):", col, ":", col + 1,
-                     ":", col + 2, " with yerrorlines lw 2 title '", lesson::display_name(norms[i]), "'");
+                     ":", col + 2, " ", norm_line(norms[i]));
       }
       return plots + "\n";
     };

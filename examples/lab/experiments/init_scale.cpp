@@ -77,8 +77,7 @@ class InitScale : public Experiment {
       rows.push_back(row);
       summary += cat(i ? ", " : "", lesson::display_name(norms[i]), " ", fixed(range));
       script += series_block(cat("n", i), mine, "init_scale", scales(s), "train_loss");
-      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i),
-                   "):2:3:4 with yerrorlines lw 2 title '", lesson::display_name(norms[i]), "'");
+      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i), "):2:3:4 ", norm_line(norms[i]));
     }
     draw(s.out_dir, "init_scale.png", script + plots + "\n");
     out.pictures = {"init_scale.png"};

@@ -92,8 +92,7 @@ class LearningRate : public Experiment {
       else if (largest > none_largest) ++better;
       summary += cat(i ? "; " : "", lesson::display_name(norm), " ", largest > 0 ? plain(largest) : "none");
       script += series_block(cat("n", i), mine, "lr", grid(s), "val_accuracy");
-      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i),
-                   "):2:3:4 with yerrorlines lw 2 title '", lesson::display_name(norm), "'");
+      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i), "):2:3:4 ", norm_line(norm));
     }
     script +=
         cat("set arrow from graph 0, first ", kTarget, " to graph 1, first ", kTarget, " nohead dt 2 lc 'gray'\n") +

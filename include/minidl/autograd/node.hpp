@@ -27,6 +27,9 @@ struct Node {
   /// reached this node's output so far, and the pass that last visited the node.
   Tensor pending_grad;
   uint64_t visited_by = 0;
+  /// The output tensor's register_hook()s and retain_grad(), run on the summed gradient
+  /// before this node's backward (PyTorch's tensor pre-hooks on grad_fn); null when none.
+  std::shared_ptr<GradHooks> grad_hooks;
 
   /// Frees the graph above this node iteratively: a chain of thousands of ops must not
   /// overflow the stack through nested shared_ptr destructors.

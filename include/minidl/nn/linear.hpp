@@ -26,7 +26,8 @@ struct LinearOptions {
 class Linear : public Module {
  public:
   /// weight (out, in) and bias (out) drawn uniform in (-1/sqrt(in), 1/sqrt(in)) from gen,
-  /// weight first (row-major) then bias: PyTorch's kaiming_uniform(a = sqrt(5)) bound.
+  /// weight first (row-major) then bias, as nn.Linear: nn::init::kaiming_uniform_(weight,
+  /// a = sqrt 5), whose bound is 1/sqrt(in), then init::uniform_ for the bias.
   explicit Linear(const LinearOptions& options, Generator& gen = default_generator());
   /// Linear(in_features, out_features), with a bias.
   Linear(int64_t in_features, int64_t out_features, Generator& gen = default_generator())

@@ -1,11 +1,14 @@
 #pragma once
 // Module: the base of every layer, in PyTorch's shape. A subclass registers its
 // parameters, buffers and children by name in its constructor and writes forward().
+#include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "minidl/autograd/hooks.hpp"
 #include "minidl/tensor/dtype.hpp"
 #include "minidl/tensor/tensor.hpp"
 
@@ -23,6 +26,14 @@ using StateDict = std::vector<StateEntry>;
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+class Module;
+/// Runs before forward with the input; returns the input forward gets instead, or an
+/// undefined Tensor to keep it (PyTorch's None).
+using ForwardPreHook = std::function<Tensor(Module& module, const Tensor& input)>;
+/// Runs after forward with the input forward got and its output; returns a replacement
+/// output, or an undefined Tensor to keep it.
+using ForwardHook = std::function<Tensor(Module& module, const Tensor& input, const Tensor& output)>;
+
 class Module {
  public:
   virtual ~Module() = default;
@@ -35,7 +46,33 @@ class Module {
   Module& operator=(Module&&) = default;
 
   virtual Tensor forward(const Tensor& input) = 0;
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  /// forward with this module's hooks around it; containers call their children this way,
+  /// so hooks fire in call order. Without hooks, forward alone.
+  Tensor operator()(const Tensor& input) { return hooks_ ? call_with_hooks(input) : forward(input); }
+
+  /// PyTorch's register_forward_pre_hook and register_forward_hook: hooks run in
+  /// registration order, each seeing the previous one's replacement, whether or not grad
+  /// mode is on. The handle's remove() takes the hook out.
+  RemovableHandle register_forward_pre_hook(ForwardPreHook hook);
+  RemovableHandle register_forward_hook(ForwardHook hook);
+  /// Hooks that only look (no return value).
+  template <typename F>
+  requires std::is_void_v<std::invoke_result_t<F&, Module&, const Tensor&>> RemovableHandle
+  register_forward_pre_hook(F hook) {
+    return register_forward_pre_hook(ForwardPreHook([hook = std::move(hook)](Module& m, const Tensor& x) mutable {
+      hook(m, x);
+      return Tensor();
+    }));
+  }
+  template <typename F>
+  requires std::is_void_v<std::invoke_result_t<F&, Module&, const Tensor&, const Tensor&>> RemovableHandle
+  register_forward_hook(F hook) {
+    return register_forward_hook(
+        ForwardHook([hook = std::move(hook)](Module& m, const Tensor& x, const Tensor& y) mutable {
+          hook(m, x, y);
+          return Tensor();
+        }));
+  }
 
   /// The class name PyTorch prints ("Linear", "BatchNorm1d").
   virtual std::string type_name() const = 0;
@@ -85,6 +122,11 @@ class Module {
     Tensor value;
     DType dtype;
   };
+  struct Hooks {
+    std::shared_ptr<HookList<ForwardPreHook>> pre = std::make_shared<HookList<ForwardPreHook>>();
+    std::shared_ptr<HookList<ForwardHook>> post = std::make_shared<HookList<ForwardHook>>();
+  };
+  Tensor call_with_hooks(const Tensor& input);
   void collect_state(const std::string& prefix, StateDict& out) const;
   void fill_missing_states(const std::string& prefix, StateDict& state) const;
 
@@ -92,6 +134,7 @@ class Module {
   NamedTensors parameters_;
   std::vector<Buffer> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::unique_ptr<Hooks> hooks_;  // null until a hook is registered: operator() then costs one test
 };
 
 }  // namespace minidl::nn

@@ -1,11 +1,14 @@
 #pragma once
 // Tensor: float32, contiguous, row-major, any rank. Views (reshape, detach) share storage.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "minidl/autograd/hooks.hpp"
 #include "minidl/tensor/generator.hpp"
 #include "minidl/tensor/shape.hpp"
 #include "minidl/tensor/storage.hpp"
@@ -13,6 +16,12 @@
 namespace minidl {
 
 struct Node;
+struct GradHooks;  // src/autograd/grad_hooks.hpp
+class Tensor;
+
+/// Called with a tensor's gradient during backward (grad mode off); returns a replacement
+/// of the same shape, or an undefined Tensor to keep the gradient (PyTorch's None).
+using TensorHook = std::function<Tensor(const Tensor& grad)>;
 
 /// What a Tensor handle points to. Several handles may share one impl; several impls
 /// (views) may share one Storage.
@@ -21,8 +30,9 @@ struct TensorImpl {
   int64_t offset = 0;  // first element's index into storage
   Shape shape;
   bool requires_grad = false;
-  std::shared_ptr<TensorImpl> grad;  // accumulated by backward() on leaves
-  std::shared_ptr<Node> grad_fn;     // the op that made this tensor, if recorded
+  std::shared_ptr<TensorImpl> grad;       // accumulated by backward() on leaves
+  std::shared_ptr<Node> grad_fn;          // the op that made this tensor, if recorded
+  std::shared_ptr<GradHooks> grad_hooks;  // a leaf's register_hook()s; a non-leaf's live on its grad_fn
 };
 
 class Tensor {
@@ -108,6 +118,24 @@ class Tensor {
   void backward(bool retain_graph = false) const;
   /// Backward with an explicit gradient of this tensor's shape.
   void backward(const Tensor& grad_output, bool retain_graph = false) const;
+  /// PyTorch's Tensor.register_hook: `hook` gets this tensor's gradient in every backward
+  /// that reaches it, and may return a replacement. Hooks run in registration order, each
+  /// seeing the previous one's result; a leaf's run on the gradient summed over the pass,
+  /// before it is accumulated into grad(). Throws for a tensor that does not require grad.
+  RemovableHandle register_hook(TensorHook hook) const;
+  /// A hook that only looks: [](const Tensor& g) { ... } with no return value.
+  template <typename F>
+  requires std::is_void_v<std::invoke_result_t<F&, const Tensor&>> RemovableHandle register_hook(F hook)
+  const {
+    return register_hook(TensorHook([hook = std::move(hook)](const Tensor& g) mutable {
+      hook(g);
+      return Tensor();
+    }));
+  }
+  /// Keeps a non-leaf tensor's gradient in grad() (accumulated over backward passes, after
+  /// its hooks); a no-op on a leaf. Throws for a tensor that does not require grad.
+  void retain_grad() const;
+  bool retains_grad() const;
 
   // ---- printing ----
   /// PyTorch's style: tensor([[1.0000, 2.0000]]) with the shape when useful.

@@ -1,0 +1,37 @@
+#pragma once
+// The lesson's statistics (--stats): which layers the recorder watches in deep_net, which
+// steps it records, and the CSV of every run's snapshots.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minidl/diagnostics/stats_recorder.hpp"
+#include "minidl/nn/sequential.hpp"
+
+namespace minidl::lesson {
+
+struct RunResult;
+
+/// The recorder for deep_net: every Tanh's output and gradient as "tanh1".."tanhD" (outputs
+/// binned over [-1, 1]), every Linear's weight as "linear1.weight".."linear<D+1>.weight".
+std::unique_ptr<diagnostics::StatsRecorder> lesson_recorder(nn::Sequential& model);
+
+/// Optimizer steps in one epoch over `examples` (the short last batch counts unless dropped).
+inline int64_t steps_per_epoch(int64_t examples, int64_t batch_size, bool drop_last) {
+  return drop_last ? examples / batch_size : (examples + batch_size - 1) / batch_size;
+}
+
+/// Steps recorded: every `every`-th, and the last of each epoch (the plots' default step).
+inline bool records_step(int64_t step, int64_t every, int64_t steps_per_epoch) {
+  return every > 0 && (step % every == 0 || step % steps_per_epoch == 0);
+}
+
+/// A sensible --stats-every for a run of `steps` steps: about 30 snapshots (or every step).
+inline int64_t default_stats_every(int64_t steps) { return steps >= 60 ? steps / 30 : 1; }
+
+/// Every snapshot of every run as CSV: header "run,seed,step,layer,quantity,statistic,value",
+/// values with 9 significant digits.
+std::string stats_csv(const std::vector<RunResult>& results);
+
+}  // namespace minidl::lesson

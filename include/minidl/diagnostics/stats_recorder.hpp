@@ -1,0 +1,96 @@
+#pragma once
+// StatsRecorder: per-layer statistics of a training step, built on the hooks, for any model.
+//
+//   diagnostics::StatsRecorder stats;
+//   stats.watch_output("tanh1", *model[1]);      // the layer's output and its gradient
+//   stats.watch_parameter("linear1.weight", w);  // gradient and update against the data
+//   for (step...) {
+//     if (step % 10 == 0) stats.arm(step);       // record this step
+//     loss = ...; loss.backward();
+//     stats.before_update(); optimizer.step(); stats.after_update();
+//   }
+//   stats.rows();  // (step, layer, quantity, statistic, value)
+//
+// Quantities and statistics:
+//   "output", "output_grad": mean, std, saturated (share of |x| > saturation; output only),
+//                            and the histogram as "bin:LO:HI" rows holding the density;
+//   "parameter": data_std, grad_std, grad_to_data (grad_std / data_std), update_std
+//                (std of the step's change, after - before) and update_to_data
+//                (update_std / data_std before the step).
+// A step that is not armed costs one flag test per watched layer. The recorder must outlive
+// the backward passes of the steps it recorded (their graphs hold hooks that point to it).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minidl/autograd/hooks.hpp"
+#include "minidl/diagnostics/tensor_stats.hpp"
+#include "minidl/nn/module.hpp"
+
+namespace minidl::diagnostics {
+
+struct StatsOptions {
+  float saturation = 0.97f;   // |x| above it counts as saturated (tanh's flat tails)
+  int64_t bins = 40;          // histogram bins
+  float output_range = 0.0f;  // the outputs' histogram range (HistogramOptions::range; 0: min..max)
+  float grad_range = 0.0f;    // the output gradients' histogram range
+};
+
+struct StatsRow {
+  int64_t step;
+  std::string layer;      // the name given to watch_output / watch_parameter
+  std::string quantity;   // "output", "output_grad", "parameter"
+  std::string statistic;  // "mean", "std", "saturated", "bin:LO:HI", "grad_to_data", ...
+  double value;
+};
+
+class StatsRecorder {
+ public:
+  /// Throws naming the option for bins < 1 or a negative range or saturation.
+  explicit StatsRecorder(StatsOptions options = {});
+  /// Removes its hooks from the layers (which may outlive it).
+  ~StatsRecorder();
+  StatsRecorder(const StatsRecorder&) = delete;
+  StatsRecorder& operator=(const StatsRecorder&) = delete;
+
+  /// Records `layer`'s output (a forward hook) and, when it requires grad, the gradient
+  /// that reaches it in backward (a tensor hook on the output), under `name`.
+  void watch_output(const std::string& name, nn::Module& layer);
+  /// Records a parameter's gradient and update at before_update / after_update.
+  void watch_parameter(const std::string& name, const Tensor& parameter);
+  /// watch_parameter for every named parameter of model, under its dotted name.
+  void watch_parameters(const nn::Module& model);
+
+  /// The next forward, backward and update are step `step`'s: they are recorded.
+  void arm(int64_t step);
+  bool armed() const { return armed_; }
+  /// After backward, before the optimizer steps: the gradients, and a copy of each weight.
+  void before_update();
+  /// After the optimizer stepped: the updates; the step's record ends (disarms).
+  void after_update();
+  /// Ends the step's record without an update (an evaluation, a diverged step).
+  void disarm() { armed_ = false; }
+
+  const std::vector<StatsRow>& rows() const { return rows_; }
+  const StatsOptions& options() const { return options_; }
+
+ private:
+  struct Parameter {
+    std::string name;
+    Tensor value;
+    Tensor before;  // the copy taken by before_update
+    double data_std = 0.0;
+  };
+  void add(const std::string& layer, const char* quantity, const TensorStats& stats, bool saturation);
+  void add(const std::string& layer, const char* quantity, const char* statistic, double value);
+
+  StatsOptions options_;
+  bool armed_ = false;
+  int64_t step_ = 0;
+  std::vector<RemovableHandle> hooks_;
+  std::vector<Parameter> parameters_;
+  std::vector<StatsRow> rows_;
+};
+
+}  // namespace minidl::diagnostics

@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""Runs every benchmark and prints each figure beside its floor, ratio, target and verdict.
+
+Called by scripts/bench_all.sh after it has built the programs. Figures are minima over
+repeats; a figure and its floor are taken in turn (in one process where they can be, else
+the processes interleaved), so a change in the machine's load touches both alike. The
+machine, the load average and OpenBLAS's core type (from OPENBLAS_VERBOSE=2) come first.
+"""
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON = "/usr/bin/python3"  # Debian's, with torch
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run(cmd, env_extra=None, check=True):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if check and done.returncode != 0:
+        sys.exit(f"bench_all: {' '.join(cmd)} failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout + done.stderr
+
+
+def machine(build):
+    lscpu = run(["lscpu"])
+    model = re.search(r"Model name:\s*(.*)", lscpu).group(1).strip()
+    flags = re.search(r"Flags:\s*(.*)", lscpu).group(1).split()
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE"
+    verbose = run([os.path.join(build, "bench", "sgemm_lesson")], {"OPENBLAS_VERBOSE": "2"}, check=False)
+    core = re.search(r"Core:\s*(\S+)", verbose)
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    load = open("/proc/loadavg").read().split()[:3]
+    return (f"{model} ({isa}), {os.cpu_count()} cores; OpenBLAS core type {core.group(1) if core else '?'}"
+            f" ({'forced by OPENBLAS_CORETYPE=' + forced if forced else 'detected'}); load average {' '.join(load)}")
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, what, measured, floor="", ratio=None, target="", met=None, ratio_text=None):
+        """ratio_text, when given, is printed instead of the ratio (wall and cpu ratios)."""
+        if ratio_text is None:
+            ratio_text = "" if ratio is None else f"{ratio:.2f}x"
+        verdict = "" if met is None else ("met" if met else "NOT met")
+        self.rows.append((what, measured, floor, ratio_text, target, verdict))
+
+    def print(self, markdown):
+        head = ("Figure", "Measured", "Floor / reference", "Ratio", "Target", "Met")
+        if markdown:
+            print("| " + " | ".join(head) + " |")
+            print("|" + "---|" * len(head))
+            for r in self.rows:
+                print("| " + " | ".join(r) + " |")
+            return
+        widths = [max(len(str(r[i])) for r in self.rows + [head]) for i in range(len(head))]
+        for r in [head] + self.rows:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+LESSON_LINE = re.compile(r"^(\S+)\s+wall\s+([\d.]+) ms\s+([\d.]+) us/step, floor\s+([\d.]+) ms: ([\d.]+)x \| "
+                         r"cpu\s+([\d.]+) ms, floor\s+([\d.]+) ms: ([\d.]+)x\s+\((\d+) steps")
+
+
+def bench_lesson(build, args):
+    out = run([os.path.join(build, "bench", "bench_lesson"), "--threads", "1"] + args)
+    figures = {}
+    for line in out.splitlines():
+        m = LESSON_LINE.match(line)
+        if m:
+            g = m.groups()
+            figures[g[0]] = {"wall": float(g[1]), "us_step": float(g[2]), "floor": float(g[3]), "ratio": float(g[4]),
+                             "cpu": float(g[5]), "cpu_floor": float(g[6]), "cpu_ratio": float(g[7]),
+                             "steps": int(g[8])}
+    return figures
+
+
+def pytorch_lesson(opts):
+    out = run([PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "lesson"] + opts, ONE_THREAD)
+    m = re.search(r"pytorch lesson ([\d.]+) ms wall, ([\d.]+) us/step", out)
+    return float(m.group(1)), float(m.group(2))
+
+
+def lesson_rows(table, build, repeats, log):
+    fig = bench_lesson(build, ["--repeats", str(repeats), "--record-gemm", log])
+    names = {"none": "no norm", "batch": "BatchNorm1d", "layer": "LayerNorm", "lesson": "all three"}
+    for key in ("none", "batch", "layer", "lesson"):
+        f = fig[key]
+        target = "1.25x" if key == "lesson" else ""
+        table.add(f"Lesson, {names[key]}: wall (cpu)", f"{f['wall']:.1f} ms ({f['cpu']:.1f})",
+                  f"sgemm {f['floor']:.1f} ms ({f['cpu_floor']:.1f})", f["ratio"], target,
+                  f["ratio"] <= 1.25 if key == "lesson" else None,
+                  ratio_text=f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)")
+    return fig["lesson"]
+
+
+def batch1_rows(table, build, repeats, with_torch):
+    for norm, name in (("none", "no norm"), ("layer", "LayerNorm")):
+        f = bench_lesson(build, ["--norm", norm, "--batch-size", "1", "--epochs", "1", "--repeats", str(repeats)])[norm]
+        table.add(f"Batch size 1, {name}, 1437 steps: wall (cpu)",
+                  f"{f['us_step']:.1f} us/step ({f['cpu'] / f['steps'] * 1e3:.1f})",
+                  f"sgemm {f['floor'] / f['steps'] * 1e3:.1f} us/step ({f['cpu_floor'] / f['steps'] * 1e3:.1f})",
+                  f["ratio"], "2x", f["ratio"] <= 2.0,
+                  ratio_text=f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)")
+        if with_torch:
+            _, torch_us = pytorch_lesson(["--norm", norm, "--batch-size", "1", "--epochs", "1",
+                                          "--repeats", str(max(1, repeats // 2))])
+            table.add(f"  minidl / PyTorch (Python), batch size 1, {name}", f"{f['us_step']:.1f} us/step",
+                      f"{torch_us:.1f} us/step", f["us_step"] / torch_us)
+
+
+WIDE_LINE = re.compile(r"threads (\d+): ([\d.]+) ms/step, GEMM floor ([\d.]+) ms/step .*wall ([\d.]+)x, cpu ([\d.]+)x")
+
+
+def wide_rows(table, build, steps):
+    out = run([os.path.join(build, "bench", "bench_wide"), "--steps", str(steps), "--threads", "1,2"])
+    per = {int(m.group(1)): m for m in map(WIDE_LINE.match, out.splitlines()) if m}
+    one, two = per[1], per[2]
+    table.add("Wide net (8 x 1024, batch 512), 1 thread: wall (cpu)", f"{one.group(2)} ms/step",
+              f"sgemm {one.group(3)} ms/step", float(one.group(4)), "1.10x", float(one.group(4)) <= 1.10,
+              ratio_text=f"{one.group(4)}x ({one.group(5)}x)")
+    table.add("Wide net, 2 threads: wall (cpu)", f"{two.group(2)} ms/step", f"sgemm {two.group(3)} ms/step",
+              float(two.group(4)),
+              ratio_text=f"{two.group(4)}x ({two.group(5)}x)")
+    speedup = float(one.group(2)) / float(two.group(2))
+    table.add("Wide net, 2 threads faster than 1", f"{speedup:.2f}x", "", None, ">= 1.7x", speedup >= 1.7)
+
+
+NORM_LINE = re.compile(r"^\s+(\w+)\s+forward ([\d.]+) ms, forward \+ backward ([\d.]+) ms(?:: [\d.]+ GB/s, ([\d.]+) of)?")
+
+
+def parse_norm(out):
+    figures, shape = {}, None
+    for line in out.splitlines():
+        head = re.match(r"^(?:pytorch )?(\[[\d, ]+\])", line)
+        if head:
+            shape = head.group(1)
+        m = NORM_LINE.match(line)
+        if m and shape:
+            figures[(shape, m.group(1))] = (float(m.group(3)), float(m.group(4)) if m.group(4) else None)
+    return figures
+
+
+def norm_rows(table, build, repeats, with_torch):
+    ours = parse_norm(run([os.path.join(build, "bench", "bench_norm"), "--threads", "1", "--repeats", str(repeats)]))
+    theirs = parse_norm(run([PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "norm", "--repeats",
+                             str(repeats)], ONE_THREAD)) if with_torch else {}
+    for (shape, layer), (ms, copy_fraction) in ours.items():
+        large = not shape.startswith("[64, 64]")  # the lesson's (64, 64) is all fixed cost
+        table.add(f"{layer} {shape}, fwd + bwd, fraction of a copy", f"{ms:.4f} ms", "memcpy of the 5 tensors",
+                  None, ">= 0.5" if large else "", copy_fraction >= 0.5 if large else None,
+                  ratio_text=f"{copy_fraction:.2f}")
+        if (shape, layer) in theirs:
+            torch_ms = theirs[(shape, layer)][0]
+            table.add(f"  {layer} {shape}, minidl / PyTorch (Python)", f"{ms:.4f} ms", f"{torch_ms:.4f} ms",
+                      ms / torch_ms, "<= 1x", ms <= torch_ms)
+
+
+def time_process(cmd, env_extra):
+    """Wall and CPU (user + system) seconds of one run of cmd."""
+    def children_cpu():
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+    start, cpu_start = time.perf_counter(), children_cpu()
+    run(cmd, env_extra)
+    return time.perf_counter() - start, children_cpu() - cpu_start
+
+
+def process_rows(table, build, repeats, log, lesson_fig, with_torch):
+    digits = [os.path.join(build, "examples", "digits", "digits"), "--threads", "1", "--seeds", "0", "--quiet"]
+    commands = {"digits": digits, "sgemm": [os.path.join(build, "bench", "sgemm_lesson"), log]}
+    torch_cpp = os.path.join(build, "bench", "torch_lesson")
+    if os.path.exists(torch_cpp):
+        commands["torch_cpp"] = [torch_cpp, "--threads", "1"]
+    if with_torch:
+        commands["torch_py"] = [PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "process"]
+    wall = {name: float("inf") for name in commands}
+    cpu = dict(wall)
+    for _ in range(repeats):  # interleaved: each repeat runs every process once
+        for name, cmd in commands.items():
+            w, c = time_process(cmd, ONE_THREAD)
+            wall[name], cpu[name] = min(wall[name], w), min(cpu[name], c)
+
+    def add(what, other, target=None):
+        r, rc = wall["digits"] / wall[other], cpu["digits"] / cpu[other]
+        table.add(what, f"{wall['digits']:.3f} s ({cpu['digits']:.3f})", f"{wall[other]:.3f} s ({cpu[other]:.3f})",
+                  r, f"{target}x" if target else "", r <= target if target else None,
+                  ratio_text=f"{r:.2f}x ({rc:.2f}x)")
+
+    add("Whole digits process (3 runs, 1 thread) / bare sgemm program: wall (cpu)", "sgemm", 1.3)
+    if "torch_cpp" in wall:
+        add("Whole digits process / PyTorch C++ frontend (torch_lesson)", "torch_cpp", 0.08)
+    else:
+        table.add("Whole digits process / PyTorch C++ frontend", "not built (no libtorch-dev)")
+    if "torch_py" in wall:
+        add("Whole digits process / PyTorch (Python) process", "torch_py")
+    if with_torch:
+        torch_ms, _ = pytorch_lesson(["--repeats", str(max(1, repeats // 2))])
+        table.add("Lesson in process (train + evaluate), minidl / PyTorch (Python)", f"{lesson_fig['wall']:.1f} ms",
+                  f"{torch_ms:.1f} ms", lesson_fig["wall"] / torch_ms)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--repeats", type=int, default=5, help="repeats of each figure (the minimum counts)")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and steps: a smoke run")
+    parser.add_argument("--markdown", action="store_true", help="print the table as docs/benchmarks.md holds it")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else args.repeats
+    have_torch = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
+    print(machine(args.build))
+    print(f"Minima over {repeats} repeats; each figure and its floor taken in turn (in one process, or the"
+          " processes interleaved). On a loaded machine, cpu ratios are the steadier." + "\n")
+    table = Table()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "lesson.gemm")
+        lesson_fig = lesson_rows(table, args.build, repeats, log)
+        batch1_rows(table, args.build, max(1, repeats // 2), have_torch)
+        process_rows(table, args.build, repeats, log, lesson_fig, have_torch)
+    wide_rows(table, args.build, 4 if args.quick else 20)
+    norm_rows(table, args.build, repeats if args.quick else 4 * repeats, have_torch)
+    table.print(args.markdown)
+    if not have_torch:
+        print("\n(PyTorch rows left out: /usr/bin/python3 has no torch; bash scripts/setup.sh --with-torch)")
+
+
+if __name__ == "__main__":
+    main()

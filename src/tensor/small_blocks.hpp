@@ -1,0 +1,43 @@
+#pragma once
+// A per-thread free list for the small objects every op makes: tensor headers
+// (TensorImpl), their Storage headers and graph nodes, each allocated with its shared_ptr
+// control block through std::allocate_shared. A training step makes and frees the same
+// few hundred of them every step; after the first step they come from here instead of
+// malloc. Blocks freed on another thread join that thread's list (any thread may free a
+// block: all come from ::operator new). The float buffers themselves have their own
+// cache (storage.cpp).
+#include <cstddef>
+#include <new>
+
+namespace minidl::detail {
+
+/// Blocks up to this many bytes are recycled; larger requests go to ::operator new.
+inline constexpr size_t kSmallBlockMax = 256;
+
+/// A block of `bytes` (any size; recycled when at most kSmallBlockMax), aligned as
+/// ::operator new aligns. Throws std::bad_alloc.
+void* small_block_allocate(size_t bytes);
+/// Returns a block from small_block_allocate(bytes), the same `bytes`.
+void small_block_free(void* block, size_t bytes) noexcept;
+/// False in an AddressSanitizer build, where every block goes to the system (so a use after
+/// free is still caught).
+bool small_blocks_pooled();
+/// Blocks the calling thread holds for reuse, by all size classes (the tests' view).
+size_t small_blocks_cached();
+
+/// The allocator std::allocate_shared takes: one object at a time from the free lists.
+template <typename T>
+struct SmallBlockAllocator {
+  using value_type = T;
+  SmallBlockAllocator() = default;
+  template <typename U>
+  SmallBlockAllocator(const SmallBlockAllocator<U>&) noexcept {}  // NOLINT: rebinding, as allocators convert
+  T* allocate(size_t n) { return static_cast<T*>(small_block_allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { small_block_free(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const SmallBlockAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+}  // namespace minidl::detail
