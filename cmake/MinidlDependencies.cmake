@@ -45,3 +45,20 @@ if(MINIDL_BUILD_TESTS)
   find_package(Catch2 2 QUIET)
   minidl_require(Catch2_FOUND "Catch2 v2" catch2)
 endif()
+
+# MPI (Debian: libopenmpi-dev, openmpi-bin) for minidl::distributed, optional unless ON.
+set(MINIDL_MPI_ENABLED OFF)
+if(NOT MINIDL_WITH_MPI STREQUAL "OFF")
+  enable_language(C)  # FindMPI's C component probes with the C compiler; minidl calls MPI's C API
+  find_package(MPI COMPONENTS C QUIET)
+  if(MPI_C_FOUND)
+    set(MINIDL_MPI_ENABLED ON)
+    find_program(MINIDL_MPIEXEC NAMES ${MPIEXEC_EXECUTABLE} mpirun mpiexec)
+    message(STATUS "minidl: MPI found (${MPI_C_VERSION}): minidl::distributed and digits --distributed are built")
+  elseif(MINIDL_WITH_MPI STREQUAL "ON")
+    minidl_require(MPI_C_FOUND "MPI (MINIDL_WITH_MPI=ON)" "libopenmpi-dev openmpi-bin")
+  else()
+    message(STATUS "minidl: MPI not found: built without minidl::distributed "
+                   "(apt-get install -y libopenmpi-dev openmpi-bin turns it on)")
+  endif()
+endif()

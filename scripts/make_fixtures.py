@@ -680,7 +680,11 @@ def main():
         __import__("fixtures_nn_extras").nn_extras_cases(args.out)
     if args.only != "layers":
         lesson_fixtures(args.out, args.data)
+    if args.only != "lesson":
+        fixtures_optim.optim_cases(args.out)
 
 
 if __name__ == "__main__":
+    import fixtures_optim  # noqa: E402 (imports this module's helpers)
+
     main()

@@ -23,22 +23,34 @@ TEST_CASE("fixtures: log_softmax matches PyTorch on every dim, and on large logi
 
 TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", "[fixtures]") {
   const std::vector<std::string> compared = {
-      "Linear",                             // test_nn_linear.cpp
-      "Tanh",          "ReLU",              // test_nn_activation.cpp
-      "log_softmax",                        // here
-      "matmul",                             // test_ops_matmul.cpp
-      "transpose",                          // test_ops_shape.cpp
-      "cross_entropy", "cross_entropy_nd",  // test_cross_entropy.cpp
-      "SGD",                                // test_sgd.cpp
-      "BatchNorm1d",   "BatchNorm2d",
-      "LayerNorm",     "RMSNorm",
+      "Linear",  // test_nn_linear.cpp
+      "Tanh",
+      "ReLU",         // test_nn_activation.cpp
+      "log_softmax",  // here
+      "matmul",       // test_ops_matmul.cpp
+      "transpose",    // test_ops_shape.cpp
+      "cross_entropy",
+      "cross_entropy_nd",  // test_cross_entropy.cpp
+      "SGD",               // test_sgd.cpp
+      "BatchNorm1d",
+      "BatchNorm2d",
+      "LayerNorm",
+      "RMSNorm",
       "GroupNorm",  // test_fixtures_norm.cpp
-      "Conv2d",        "MaxPool2d",
-      "AvgPool2d",     "AdaptiveAvgPool2d",
-      "Flatten",                // test_conv.cpp
-      "GELU",          "SiLU",  // test_nn_gelu_silu.cpp
-      "PreNormBlock",  "PostNormBlock",
+      "Conv2d",
+      "MaxPool2d",
+      "AvgPool2d",
+      "AdaptiveAvgPool2d",
+      "Flatten",  // test_conv.cpp
+      "GELU",
+      "SiLU",  // test_nn_gelu_silu.cpp
+      "PreNormBlock",
+      "PostNormBlock",
       "Residual",  // test_nn_residual.cpp
+      "Adam",
+      "AdamW",  // test_adam.cpp
+      "clip_grad_norm_",
+      "clip_grad_value_",  // test_clip_grad.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);

@@ -20,6 +20,7 @@
 
 #include "address_limit.hpp"
 #include "data/batch_order.hpp"
+#include "distributed.hpp"
 #include "interrupt.hpp"
 #include "lesson/run_stats.hpp"
 #include "lesson/seeds.hpp"
@@ -134,6 +135,7 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<Ru
         if (refused[i]) throw UsageError(*refused[i]);
         result = lesson::train_run(data, options, progress);
       } catch (const std::exception& e) {
+        if (options.parallel) throw;  // the other ranks wait for this one: end them all (run_distributed)
         result = lesson::RunResult{};
         result.norm = options.norm;
         result.seed = options.seed;
@@ -216,16 +218,16 @@ int run(Settings s) {
   check_address_space(workers, s.threads.value_or(workers > 1 ? 1 : get_num_threads()));
   prepare_save_directory(s);  // last: it creates the --save directory
   for (const std::optional<std::string>& why : refused)
-    if (why) std::cerr << "digits: " << *why << std::endl;
+    if (why && s.print) std::cerr << "digits: " << *why << std::endl;
 
   s.train.stop = &stop_requested();
   const std::vector<lesson::RunResult> results = train_all(s, specs, data, inits, refused);
-  const bool printed = print_results(s, results);
+  const bool printed = !s.print || print_results(s, results);
   bool failed = !printed;
   for (size_t i = 0; i < results.size(); ++i) {
     const lesson::RunResult& result = results[i];
     if (!result.ok()) {
-      if (!refused[i] && !result.interrupted) std::cerr << "digits: " << *result.failure << std::endl;
+      if (!refused[i] && !result.interrupted && s.print) std::cerr << "digits: " << *result.failure << std::endl;
       failed = true;
     } else if (!s.save_dir.empty()) {
       failed |= !written(
@@ -257,6 +259,7 @@ int main(int argc, char** argv) {
   install_signal_handlers();
   try {
     std::optional<Settings> settings = parse_settings(argc, argv);
+    if (settings && settings->distributed) return run_distributed(std::move(*settings), run);
     return settings ? run(std::move(*settings)) : 0;
   } catch (const UsageError& e) {
     std::cerr << "digits: " << e.what() << std::endl;

@@ -13,6 +13,7 @@
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
 #include "model_options.hpp"
+#include "trainer_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -59,8 +60,14 @@ cxxopts::Options command_line() {
               text(), "FILE")("stats-every",
                               "with --stats: record every N-th step and each epoch's last (default: about 30 "
                               "snapshots a run)",
-                              text(), "N")("quiet", "no progress lines")("help", "show this help");
+                              text(), "N")("quiet", "no progress lines")(
+      "distributed",
+      "train data-parallel on the processes mpirun started (mpirun -np N digits --distributed): each rank takes "
+      "batch-size / N of every batch; rank 0 prints and writes the files")(
+      "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)")(
+      "help", "show this help");
   add_model_options(options);
+  add_trainer_options(options);
   return options;
 }
 
@@ -154,6 +161,7 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.train.lr = parse_real("--lr", text("lr"));
   s.train.batch_size = whole("batch-size", 1);
   s.train.drop_last = args.count("drop-last") > 0;
+  s.train.trainer = parse_trainer_options(args);
   s.train.net.depth = whole("depth", 1);
   s.train.net.width = whole("width", 1);
   s.train.net.groups = whole("groups", 1);
@@ -177,6 +185,10 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   }
   s.quiet = args.count("quiet") > 0;
   read_model_options(args, s);
+  s.distributed = args.count("distributed") > 0;
+  s.sync_bn = args.count("sync-bn") > 0;
+  if (s.sync_bn && !s.distributed)
+    throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
   return s;
 }
 

@@ -21,6 +21,9 @@ struct Settings {
   int64_t stats_every = 0;  // --stats-every N; 0: lesson::default_stats_every of the run's steps
   bool quiet = false;
   bool summary_model = false;  // --summary-model: print each model's table, train nothing
+  bool distributed = false;    // --distributed: data-parallel over the processes mpirun started
+  bool sync_bn = false;        // --sync-bn: BatchNorm layers as SyncBatchNorm (with --distributed)
+  bool print = true;           // false on the ranks other than 0: no results or failures printed
 };
 
 /// The most threads or jobs an option may ask for.

@@ -1,5 +1,6 @@
 #include "summary.hpp"
 
+#include <array>
 #include <csignal>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,22 @@ nlohmann::ordered_json signal_json(int signal) {
   if (signal == SIGINT) return "SIGINT";
   if (signal == SIGTERM) return "SIGTERM";
   return nullptr;
+}
+
+// The trainer's setup with every default filled in, as the run used it.
+nlohmann::ordered_json trainer_json(const lesson::TrainerSetup& t) {
+  using lesson::OptimizerKind;
+  const bool sgd = t.optimizer == OptimizerKind::Sgd;
+  const double decay = t.weight_decay.value_or(t.optimizer == OptimizerKind::AdamW ? 1e-2 : 0.0);
+  nlohmann::ordered_json out = {{"optimizer", lesson::short_name(t.optimizer)}};
+  if (sgd) out["momentum"] = t.momentum.value_or(0.0);
+  if (!sgd) out["betas"] = t.betas.value_or(std::array<double, 2>{0.9, 0.999});
+  out["weight_decay"] = decay;
+  out["warmup"] = t.warmup;
+  out["warmup_start_factor"] = lesson::kWarmupStartFactor;
+  out["schedule"] = lesson::short_name(t.schedule);
+  out["clip"] = t.clip ? nlohmann::ordered_json(*t.clip) : nlohmann::ordered_json();
+  return out;
 }
 
 }  // namespace
@@ -59,7 +76,8 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                                      {"init", lesson::init_name(t.model.init)},
                                      {"seeds", s.seeds},
                                      {"init_from", s.init_from_dir},
-                                     {"batch_order", s.batch_order}};
+                                     {"batch_order", s.batch_order},
+                                     {"trainer", trainer_json(t.trainer)}};
   const nlohmann::ordered_json summary{
       {"settings", settings}, {"interrupted", signal_json(stop_signal)}, {"norms", norms}, {"runs", runs}};
   return summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

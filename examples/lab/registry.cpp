@@ -9,10 +9,18 @@ namespace minidl::lab {
 
 const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
   // One line per experiment: a later issue adds its own here.
-  static const std::vector<std::shared_ptr<const Experiment>> experiments{
-      depth_experiment(),      learning_rate_experiment(), init_scale_experiment(),    batch_size_experiment(),
-      eval_mode_experiment(),  running_stats_experiment(), batch_mates_experiment(),   bias_before_norm_experiment(),
-      rms_offset_experiment(), group_norm_experiment(),    cnn_batch_size_experiment()};
+  static const std::vector<std::shared_ptr<const Experiment>> experiments = [] {
+    std::vector<std::shared_ptr<const Experiment>> list{
+        depth_experiment(),      learning_rate_experiment(), init_scale_experiment(),   batch_size_experiment(),
+        eval_mode_experiment(),  running_stats_experiment(), batch_mates_experiment(),  bias_before_norm_experiment(),
+        rms_offset_experiment(), group_norm_experiment(),    careful_init_experiment(), cnn_batch_size_experiment()};
+#if __has_include("lesson/trainer_setup.hpp")
+    // Adam and the warmup come with the trainer's optimizer switch.
+    list.push_back(pre_post_norm_experiment());
+    list.push_back(adam_norm_experiment());
+#endif
+    return list;
+  }();
   return experiments;
 }
 

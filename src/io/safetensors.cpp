@@ -46,8 +46,11 @@ void append_data(std::string& out, const nn::StateEntry& entry) {
 
 }  // namespace
 
-void save_safetensors(const std::string& path, const nn::StateDict& state) {
+void save_safetensors(const std::string& path, const nn::StateDict& state) { save_safetensors(path, state, {}); }
+
+void save_safetensors(const std::string& path, const nn::StateDict& state, const Metadata& metadata) {
   ordered_json header = ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
   std::string data;
   std::set<std::string> names;
   for (const nn::StateEntry& entry : state) {
@@ -80,6 +83,8 @@ class Reader {
     file_size_ = uint64_t(in_.tellg());
     in_.seekg(0);
   }
+
+  const Metadata& metadata() const { return metadata_; }
 
   nn::StateDict read() {
     if (file_size_ < 8)
@@ -119,7 +124,7 @@ class Reader {
     if (!in_) fail("could not read the file (truncated while reading?)");
   }
 
-  std::vector<Slot> parse_header(const std::string& text) const {
+  std::vector<Slot> parse_header(const std::string& text) {
     json header;
     try {
       header = json::parse(text);
@@ -129,10 +134,21 @@ class Reader {
     if (!header.is_object()) fail("the header is not a JSON object");
     std::vector<Slot> slots;
     for (const auto& [name, info] : header.items()) {
-      if (name == "__metadata__") continue;
+      if (name == "__metadata__") {
+        read_metadata(info);
+        continue;
+      }
       slots.push_back(parse_slot(name, info));
     }
     return slots;
+  }
+
+  void read_metadata(const json& info) {
+    if (!info.is_object()) fail("__metadata__ is not a JSON object");
+    for (const auto& [key, value] : info.items()) {
+      if (!value.is_string()) fail(cat("__metadata__ entry \"", key, "\" is not a string"));
+      metadata_[key] = value.get<std::string>();
+    }
   }
 
   Slot parse_slot(const std::string& name, const json& info) const {
@@ -258,17 +274,26 @@ class Reader {
   std::istream& in_;
   uint64_t file_size_ = 0;
   uint64_t data_size_ = 0;
+  Metadata metadata_;
 };
 
 }  // namespace
 
 nn::StateDict load_safetensors(const std::string& path) {
+  Metadata ignored;
+  return load_safetensors(path, ignored);
+}
+
+nn::StateDict load_safetensors(const std::string& path, Metadata& metadata) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error))
     throw UsageError(cat(path, ": is a directory, not a checkpoint file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(cat(path, ": cannot open the checkpoint (missing or unreadable)"));
-  return Reader(path, in).read();
+  Reader reader(path, in);
+  nn::StateDict state = reader.read();
+  metadata = reader.metadata();
+  return state;
 }
 
 nn::StateDict parse_safetensors(std::string_view bytes, const std::string& name) {

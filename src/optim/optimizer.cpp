@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "minidl/tensor/error.hpp"
+#include "state_checks.hpp"
 
 namespace minidl::optim {
 
@@ -28,6 +29,15 @@ void Optimizer::zero_grad(bool set_to_none) {
       g.fill_(0.0f);
     }
   }
+}
+
+void Optimizer::add_initial_lr(OptimizerState& state) const {
+  if (initial_lr_) state.param_group["initial_lr"] = *initial_lr_;
+}
+
+std::optional<double> Optimizer::loaded_initial_lr(const OptimizerState& state, const char* who) const {
+  if (!state.param_group.count("initial_lr")) return std::nullopt;
+  return detail::number_option(state, "initial_lr", 0.0, who);
 }
 
 }  // namespace minidl::optim

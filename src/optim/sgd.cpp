@@ -7,6 +7,7 @@
 #include "kernels/parallel_for.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
+#include "state_checks.hpp"
 
 namespace minidl::optim {
 namespace {
@@ -57,6 +58,45 @@ void SGD::set_lr(double lr) {
   changed.lr = lr;
   check_options(changed);
   options_ = changed;
+}
+
+OptimizerState SGD::state_dict() const {
+  OptimizerState out;
+  out.state.resize(params().size());
+  for (size_t i = 0; i < params().size(); ++i)
+    if (momentum_buffers_[i].defined()) out.state[i]["momentum_buffer"] = momentum_buffers_[i];
+  const SGDOptions& o = options_;
+  out.param_group = {{"lr", o.lr},
+                     {"momentum", o.momentum},
+                     {"dampening", o.dampening},
+                     {"weight_decay", o.weight_decay},
+                     {"nesterov", o.nesterov},
+                     {"maximize", o.maximize}};
+  add_initial_lr(out);
+  return out;
+}
+
+void SGD::load_state_dict(const OptimizerState& state) {
+  const char* who = "SGD";
+  detail::check_parameter_count(state, params().size(), who);
+  detail::check_option_names(state, who, {"lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"});
+  SGDOptions o = options_;
+  o.lr = detail::number_option(state, "lr", o.lr, who);
+  o.momentum = detail::number_option(state, "momentum", o.momentum, who);
+  o.dampening = detail::number_option(state, "dampening", o.dampening, who);
+  o.weight_decay = detail::number_option(state, "weight_decay", o.weight_decay, who);
+  o.nesterov = detail::flag_option(state, "nesterov", o.nesterov, who);
+  o.maximize = detail::flag_option(state, "maximize", o.maximize, who);
+  check_options(o);
+  std::vector<Tensor> buffers(params().size());
+  for (size_t i = 0; i < params().size(); ++i) {
+    const auto& entries = detail::checked_entries(state, i, params()[i], who, {}, {"momentum_buffer"});
+    if (auto found = entries.find("momentum_buffer"); found != entries.end()) buffers[i] = found->second.clone();
+  }
+  const std::optional<double> initial_lr = loaded_initial_lr(state, who);
+  options_ = o;  // nothing changes unless every check passed
+  set_initial_lr(initial_lr);
+  momentum_buffers_ = std::move(buffers);
 }
 
 const Tensor& SGD::momentum_buffer(size_t i) const {

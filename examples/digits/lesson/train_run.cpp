@@ -1,5 +1,6 @@
 #include "lesson/train_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -8,9 +9,10 @@
 #include "lesson/run_stats.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
+#include "minidl/nn/utils/clip_grad.hpp"
+#include "minidl/ops/binary.hpp"
 #include "minidl/ops/cross_entropy.hpp"
 #include "minidl/ops/reduce.hpp"
-#include "minidl/optim/sgd.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::lesson {
@@ -63,6 +65,46 @@ std::optional<std::string> non_finite_end(const nn::Module& model, const RunResu
   return std::nullopt;
 }
 
+// Rows [shard.begin, shard.end) of a batch tensor (N, ...), copied.
+Tensor rows(const Tensor& t, const Shard& shard) {
+  Shape shape = t.shape();
+  const int64_t row = t.size(0) == 0 ? 0 : t.numel() / t.size(0);
+  shape[0] = shard.end - shard.begin;
+  Tensor out = Tensor::empty(shape);
+  std::copy(t.data() + shard.begin * row, t.data() + shard.end * row, out.data());
+  return out;
+}
+
+// One optimizer step's forward and backward on this process's part of the batch; returns
+// the loss over the whole (global) batch. With N ranks each rank's mean loss is weighted by
+// its share of the batch (n_r * N / n), so the averaged gradients are those of the global
+// batch's mean loss, short last batch included.
+float forward_backward(nn::Module& model, const data::Batch& batch, Parallel* parallel) {
+  if (!parallel) {
+    Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
+    const float value = loss.item();
+    if (std::isfinite(value)) loss.backward();
+    return value;
+  }
+  const int64_t n = batch.inputs.size(0);
+  const Shard shard = shard_of(n, parallel->rank(), parallel->world_size());
+  const double share = double(shard.end - shard.begin) / double(n);
+  Tensor loss = cross_entropy(parallel->forward(rows(batch.inputs, shard)), rows(batch.targets, shard));
+  const float value = float(parallel->sum(double(loss.item()) * share));  // the same on every rank
+  if (!std::isfinite(value)) return value;
+  const float weight = float(share * parallel->world_size());
+  if (weight != 1.0f) loss = loss * weight;
+  loss.backward();
+  parallel->reduce_gradients();
+  return value;
+}
+
+// Whether any process was asked to stop: all of them stop at the same step.
+bool stop_asked(const TrainOptions& o) {
+  const bool here = o.stop && o.stop->load(std::memory_order_relaxed);
+  return o.parallel ? o.parallel->sum(here ? 1.0 : 0.0) > 0.0 : here;
+}
+
 }  // namespace
 
 std::string run_label(NormKind norm, uint64_t seed, Arch arch) {
@@ -85,6 +127,7 @@ std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples
 
 void check_train_options(const TrainOptions& o, int64_t train_examples) {
   check_model_options(o.norm, o.net, o.model);
+  check_trainer_setup(o.trainer);
   if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
   if (o.steps && *o.steps < 1) throw UsageError(cat("steps must be at least 1, got ", *o.steps));
   if (o.steps && !o.batch_order.empty()) throw UsageError("a fixed number of steps cannot replay a batch order");
@@ -94,6 +137,9 @@ void check_train_options(const TrainOptions& o, int64_t train_examples) {
     throw UsageError(cat("batch size ", o.batch_size, " with --drop-last leaves no batch of the ", train_examples,
                          "-example training split to train on"));
   if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
+  const int64_t batches =
+      o.drop_last ? train_examples / o.batch_size : (train_examples + o.batch_size - 1) / o.batch_size;
+  check_trainer_steps(o.trainer, o.steps ? *o.steps : o.epochs * batches);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
     throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
@@ -144,11 +190,14 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   // Dropout's masks come from a stream of the run's own too, apart from the init's.
   auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
   result.model = build_model(o.norm, o.net, o.model, init, dropout_stream);
+  if (o.init) load_init(*result.model, *o.init, o.norm, o.model.arch);
+  if (o.parallel) result.model = o.parallel->prepare(result.model);
   nn::Sequential& model = *result.model;
-  if (o.init) load_init(model, *o.init, o.norm, o.model.arch);
-  optim::SGD optimizer(model.parameters(), {.lr = o.lr});
+  const std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(o.trainer, o.lr, model.parameters());
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .drop_last = o.drop_last, .seed = o.seed});
+  const std::shared_ptr<optim::LRScheduler> schedule =
+      make_schedule(o.trainer, *optimizer, o.steps ? *o.steps : o.epochs * loader.size(), loader.size());
 
   std::unique_ptr<diagnostics::StatsRecorder> stats;
   if (o.stats_every > 0) stats = lesson_recorder(model);
@@ -164,26 +213,26 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
         o.batch_order.empty() ? loader.epoch() : loader.epoch(o.batch_order[size_t(epoch - 1)]);
     for (const data::Batch& batch : batches) {
       if (o.steps && step == *o.steps) break;
-      if (o.stop && o.stop->load(std::memory_order_relaxed)) {
+      if (stop_asked(o)) {
         result.interrupted = true;
         result.failure =
             cat(run_label(o.norm, o.seed, o.model.arch), ": interrupted before epoch ", epoch, ", step ", step + 1);
         break;
       }
-      optimizer.zero_grad();
+      optimizer->zero_grad();
       if (stats && records_step(step + 1, o.stats_every, epoch_steps)) stats->arm(step + 1);
-      Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
-      const float value = loss.item();
+      const float value = forward_backward(model, batch, o.parallel.get());
       result.curve.push_back({epoch, ++step, value});
       if (!std::isfinite(value)) {
         result.failure = divergence_message(o, epoch, step, value);
         result.diverged = true;
         break;
       }
-      loss.backward();
+      if (o.trainer.clip) nn::utils::clip_grad_norm_(model.parameters(), *o.trainer.clip);
       if (stats) stats->before_update();
-      optimizer.step();
+      optimizer->step();
       if (stats) stats->after_update();
+      if (schedule) schedule->step();
       loss_sum += value;
       ++batch_count;
     }

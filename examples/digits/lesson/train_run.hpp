@@ -16,6 +16,8 @@
 #include "data/digits.hpp"
 #include "lesson/arch.hpp"
 #include "lesson/deep_net.hpp"
+#include "lesson/parallel.hpp"
+#include "lesson/trainer_setup.hpp"
 #include "minidl/diagnostics/stats_recorder.hpp"
 #include "minidl/nn/module.hpp"
 
@@ -26,7 +28,8 @@ struct TrainOptions {
   DeepNetOptions net{};
   ModelOptions model{};  // --arch, --blocks, --dropout, --init
   int64_t epochs = 5;
-  double lr = 0.05;  // SGD without momentum
+  double lr = 0.05;        // SGD without momentum unless `trainer` says otherwise
+  TrainerSetup trainer{};  // optimizer, schedule, clipping (lesson/trainer_setup.hpp)
   int64_t batch_size = 64;
   bool drop_last = false;  // false: the short last batch is kept, as the lesson does
   /// Set: train exactly this many optimizer steps, as many epochs as that takes (the last one
@@ -44,6 +47,9 @@ struct TrainOptions {
   /// > 0: record the layers' statistics (lesson/run_stats.hpp) every stats_every-th step and
   /// at the end of each epoch, into RunResult::stats (--stats). 0: no recorder at all.
   int64_t stats_every = 0;
+  /// Data-parallel training over several processes (--distributed); null: this process
+  /// alone. batch_size is then the global batch, split across the ranks (lesson/parallel.hpp).
+  std::shared_ptr<Parallel> parallel{};
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).

@@ -22,6 +22,10 @@ std::shared_ptr<const Experiment> bias_before_norm_experiment();
 std::shared_ptr<const Experiment> rms_offset_experiment();
 std::shared_ptr<const Experiment> group_norm_experiment();
 std::shared_ptr<const Experiment> cnn_batch_size_experiment();
+std::shared_ptr<const Experiment> careful_init_experiment();
+// These two need the trainer's optimizer switch (lesson/trainer_setup.hpp).
+std::shared_ptr<const Experiment> pre_post_norm_experiment();
+std::shared_ptr<const Experiment> adam_norm_experiment();
 
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)

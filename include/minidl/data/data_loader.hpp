@@ -87,6 +87,8 @@ class DataLoader {
   int64_t size() const;
   const TensorDataset& dataset() const { return dataset_; }
   const DataLoaderOptions& options() const { return options_; }
+  /// The generator the shuffles draw from (its state saves and restores the data order).
+  Generator& generator() { return generator_; }
   /// The order of the current epoch's examples.
   const std::vector<int64_t>& order() const { return order_; }
 

@@ -4,6 +4,7 @@
 // {"dtype", "shape", "data_offsets": [begin, end)} (offsets into the data that follows),
 // then the raw little-endian data. Names are PyTorch's state_dict names, so a checkpoint
 // moves between minidl and PyTorch (torch.load_state_dict(strict=True) takes it).
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,11 @@ namespace minidl::io {
 /// Throws minidl::Error on a duplicate name, a non-integral I64 value or a failed write.
 void save_safetensors(const std::string& path, const nn::StateDict& state);
 
+/// The header's "__metadata__": string keys to string values, as the format defines it.
+using Metadata = std::map<std::string, std::string>;
+/// save_safetensors with a "__metadata__" entry (omitted when empty).
+void save_safetensors(const std::string& path, const nn::StateDict& state, const Metadata& metadata);
+
 /// Reads a checkpoint written here or by PyTorch's safetensors. A missing, truncated,
 /// corrupt, oversized or inconsistent file (header length past the end of the file, bad
 /// JSON, an unknown dtype, offsets out of range, overlapping or leaving holes, a shape that
@@ -26,6 +32,9 @@ void save_safetensors(const std::string& path, const nn::StateDict& state);
 /// float's range become inf) and come back as F32 entries. Empty tensors may share their
 /// offset with the next entry, as the safetensors library writes them.
 nn::StateDict load_safetensors(const std::string& path);
+/// load_safetensors that also gives the "__metadata__" entry (empty when absent); throws
+/// UsageError when it is not an object of strings.
+nn::StateDict load_safetensors(const std::string& path, Metadata& metadata);
 /// load_safetensors on a file's bytes in memory; `name` stands for the file in messages.
 nn::StateDict parse_safetensors(std::string_view bytes, const std::string& name);
 

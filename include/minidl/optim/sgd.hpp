@@ -33,8 +33,13 @@ class SGD : public Optimizer {
 
   void step() override;
   const SGDOptions& options() const { return options_; }
-  /// Changes the learning rate for the following steps (a schedule's hook).
-  void set_lr(double lr);
+  std::string type_name() const override { return "SGD"; }
+  double lr() const override { return options_.lr; }
+  void set_lr(double lr) override;
+  /// state[i]["momentum_buffer"] once parameter i has one; param_group: lr, momentum,
+  /// dampening, weight_decay, nesterov, maximize.
+  OptimizerState state_dict() const override;
+  void load_state_dict(const OptimizerState& state) override;
   /// Parameter i's momentum buffer (PyTorch's state[p]["momentum_buffer"]): undefined
   /// until its first step with momentum != 0, then updated in place.
   const Tensor& momentum_buffer(size_t i) const;

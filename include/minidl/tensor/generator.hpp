@@ -21,6 +21,21 @@ class Generator {
   /// Uniform integer in [0, n), unbiased (rejection).
   uint64_t below(uint64_t n);
 
+  /// The stream's position (torch.Generator's get_state / set_state): a generator given
+  /// another's state draws what that one would draw next, so a resumed run continues.
+  struct State {
+    uint64_t state = 0, inc = 0;
+    bool has_spare = false;  // normal() draws two values at a time and keeps one
+    float spare = 0.0f;
+  };
+  State get_state() const { return {state_, inc_, has_spare_, spare_}; }
+  void set_state(const State& s) {
+    state_ = s.state;
+    inc_ = s.inc;
+    has_spare_ = s.has_spare;
+    spare_ = s.spare;
+  }
+
  private:
   uint64_t state_ = 0;
   uint64_t inc_ = 0;

@@ -1,0 +1,118 @@
+// bench_distributed: data-parallel throughput of the wide net (depth 8 x [Linear(1024, 1024),
+// norm, Tanh], then Linear(1024, 10)) at a global batch of 512, SGD steps on synthetic data,
+// each rank on batch / N. Run it once per rank count and compare the examples per second:
+//   mpirun --allow-run-as-root -np 1 build/bench/bench_distributed
+//   mpirun --allow-run-as-root -np 2 build/bench/bench_distributed
+// Per norm (none, local BatchNorm1d, SyncBatchNorm) rank 0 prints the median step time, the
+// examples per second, and the part of the step spent averaging gradients (the buckets'
+// allreduce) and the bytes it averages.
+#include <algorithm>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <thread>
+
+#include "minidl/distributed/collectives.hpp"
+#include "minidl/distributed/data_parallel.hpp"
+#include "minidl/distributed/environment.hpp"
+#include "minidl/distributed/sync_batch_norm.hpp"
+#include "minidl/minidl.hpp"
+#include "timing.hpp"
+
+using namespace minidl;
+namespace dist = minidl::distributed;
+
+namespace {
+
+struct Options {
+  int64_t depth = 8, width = 1024, batch = 512, classes = 10;
+  int steps = 20;
+};
+
+enum class Norm { None, Batch, Sync };
+const char* name(Norm n) { return n == Norm::None ? "none" : n == Norm::Batch ? "BatchNorm1d" : "SyncBatchNorm"; }
+const char* key(Norm n) { return n == Norm::None ? "none" : n == Norm::Batch ? "batch" : "sync"; }
+
+std::shared_ptr<nn::Module> wide_net(const Options& o, Norm norm, Generator& gen) {
+  auto model = std::make_shared<nn::Sequential>();
+  for (int64_t i = 0; i < o.depth; ++i) {
+    model->push_back(std::make_shared<nn::Linear>(o.width, o.width, gen));
+    if (norm != Norm::None) model->push_back(std::make_shared<nn::BatchNorm1d>(o.width));
+    model->push_back(std::make_shared<nn::Tanh>());
+  }
+  model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, gen));
+  return norm == Norm::Sync ? dist::convert_sync_batchnorm(model) : model;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void report(const Options& o, Norm norm) {
+  const int world = dist::world_size();
+  const int64_t local = o.batch / world;
+  Generator gen(0);
+  auto model = wide_net(o, norm, gen);
+  dist::DistributedDataParallel ddp(model);
+  optim::SGD optimizer(model->parameters(), {.lr = 0.01});
+  Generator data(1 + uint64_t(dist::rank()));
+  const Tensor inputs = Tensor::randn({local, o.width}, data);          // (B / N, width)
+  const Tensor targets = Tensor::randint(0, o.classes, {local}, data);  // (B / N)
+  std::vector<double> step_seconds, reduce_seconds, cpu_seconds;
+  for (int s = 0; s < o.steps + 2; ++s) {
+    dist::barrier();  // every rank starts the step together
+    const auto start = bench::Clock::now();
+    const double cpu_start = bench::process_cpu_seconds();
+    optimizer.zero_grad();
+    cross_entropy(ddp(inputs), targets).backward();
+    const auto reduce_start = bench::Clock::now();
+    ddp.reduce_gradients();
+    const double reduce = bench::seconds_since(reduce_start);
+    optimizer.step();
+    const double step = bench::seconds_since(start), cpu = bench::process_cpu_seconds() - cpu_start;
+    if (s >= 2) {  // the first two warm the caches and OpenBLAS's buffers
+      step_seconds.push_back(step);
+      cpu_seconds.push_back(cpu);
+      reduce_seconds.push_back(reduce);
+    }
+  }
+  int64_t floats = 0;
+  for (const Tensor& p : model->parameters()) floats += p.numel();
+  const double step = median(step_seconds), reduce = median(reduce_seconds);
+  // CPU seconds per step over all ranks and threads: on a machine shared with other work the
+  // wall clock waits for cores, CPU time does not (though MPI's busy waiting counts in it).
+  std::vector<double> cpu{median(cpu_seconds)};
+  dist::all_reduce(std::span<double>(cpu));
+  if (dist::rank() == 0)
+    std::printf(
+        "%-13s ranks %d  threads/rank %d  batch/rank %lld  %7.1f ms/step  %6.0f examples/s  "
+        "%7.1f CPU ms/step  %6.0f examples/CPU s  gradient allreduce %6.1f ms (%4.1f%%) of %.1f MB in "
+        "%zu buckets\n",
+        name(norm), world, get_num_threads(), static_cast<long long>(local), step * 1e3, double(o.batch) / step,
+        cpu[0] * 1e3, double(o.batch) / cpu[0], reduce * 1e3, 100.0 * reduce / step, double(floats) * 4e-6,
+        ddp.buckets().size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dist::Environment mpi;
+  return dist::run_or_abort("bench_distributed", [&] {
+    cxxopts::Options cli("bench_distributed", "Data-parallel throughput of the wide net; run under mpirun");
+    // Numbers as text (cxxopts' own integer parser trips GCC 12's -Wrestrict).
+    cli.add_options()("steps", "timed steps per norm", cxxopts::value<std::string>()->default_value("20"))(
+        "threads", "threads per rank (default: the machine's cores / ranks on it)", cxxopts::value<std::string>())(
+        "norm", "none, batch, sync or all", cxxopts::value<std::string>()->default_value("all"));
+    const auto args = cli.parse(argc, argv);
+    Options o;
+    o.steps = std::stoi(args["steps"].as<std::string>());
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    set_num_threads(args.count("threads") ? std::stoi(args["threads"].as<std::string>())
+                                          : std::max(1, cores / dist::local_size()));
+    if (o.batch % dist::world_size() != 0) throw Error("the global batch 512 must divide across the ranks");
+    const std::string which = args["norm"].as<std::string>();
+    for (Norm n : {Norm::None, Norm::Batch, Norm::Sync})
+      if (which == "all" || which == key(n)) report(o, n);
+    return 0;
+  });
+}

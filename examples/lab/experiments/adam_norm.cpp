@@ -1,0 +1,148 @@
+// 13. Adam and normalization: does Adam rescue the lesson's network without a norm layer in
+// the lesson's 5 epochs, where SGD leaves it stuck? Needs the trainer's optimizer switch
+// (lesson/trainer_setup.hpp); without it the experiment is not built.
+#if __has_include("lesson/trainer_setup.hpp")
+#include "experiments.hpp"
+#include "lesson/trainer_setup.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::NormKind;
+using lesson::OptimizerKind;
+
+constexpr double kLearnedAccuracy = 0.8;  // as the depth experiment's rule
+constexpr double kSgdLr = 0.05;           // the lesson's
+
+struct Trainer {
+  OptimizerKind optimizer;
+  double lr;
+};
+
+std::vector<Trainer> trainers(const Settings& s) {
+  if (s.quick) return {{OptimizerKind::Sgd, kSgdLr}, {OptimizerKind::Adam, 1e-3}};
+  return {{OptimizerKind::Sgd, kSgdLr}, {OptimizerKind::Adam, 1e-3}, {OptimizerKind::Adam, 1e-2}};
+}
+
+std::vector<NormKind> norms(const Settings& s) {
+  if (s.quick) return {NormKind::None, NormKind::Layer};
+  return all_norms();
+}
+
+std::string trainer_label(const Trainer& t) { return cat(lesson::short_name(t.optimizer), " lr ", plain(t.lr)); }
+
+class AdamNorm : public Experiment {
+ public:
+  std::string name() const override { return "adam_norm"; }
+  std::string title() const override { return "Adam and normalization"; }
+  std::string claim() const override {
+    return "an adaptive optimizer does not replace normalization: Adam alone does not make the deep tanh network "
+           "without a norm layer learn in 5 epochs";
+  }
+  std::string source() const override { return "issue 18, \"The lab\""; }
+  std::string setup(const Settings& s) const override {
+    std::string list;
+    for (const Trainer& t : trainers(s)) list += (list.empty() ? "" : ", ") + trainer_label(t);
+    return cat("The lesson's network (depth 8, width 64, PyTorch's init) x the norms, trained ",
+               lesson_training(s).epochs, " epoch(s) at batch 64 by ", list,
+               " (Adam with PyTorch's defaults: betas (0.9, 0.999), eps 1e-8, no weight decay).");
+  }
+  std::string rule() const override {
+    return cat("a network \"learns\" when its mean validation accuracy over seeds reaches ", kLearnedAccuracy,
+               " (a run that diverged counting as 0.1). Held (Adam does not rescue it): the network without a norm "
+               "learns under no Adam learning rate; held partly: it learns under some but not all; did not hold: "
+               "under every one. The norms' rows show whether Adam and a norm together do better than either.");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (const Trainer& t : trainers(c.settings))
+      for (NormKind norm : norms(c.settings))
+        for (uint64_t seed : c.settings.seeds) {
+          lesson::TrainOptions o = lesson_training(c.settings);
+          o.norm = norm;
+          o.seed = seed;
+          o.lr = t.lr;
+          o.trainer.optimizer = t.optimizer;
+          jobs.push_back(train_job(c, o, Record().set("optimizer", lesson::short_name(t.optimizer)).set("lr", t.lr)));
+        }
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::vector<std::string> header{"norm"};
+    for (const Trainer& t : trainers(s)) header.push_back(trainer_label(t));
+    std::vector<std::vector<std::string>> rows;
+    for (NormKind norm : norms(s)) {
+      std::vector<std::string> row{lesson::display_name(norm)};
+      for (const Trainer& t : trainers(s)) {
+        const auto runs = of(records, norm, t);
+        std::string cell = mean_range(spread(runs, "train_loss")) + " / " + mean_range(spread(runs, "val_accuracy"));
+        if (const size_t bad = count_status(runs, "diverged")) cell += cat(" (", bad, " diverged)");
+        row.push_back(cell);
+      }
+      rows.push_back(row);
+    }
+    out.table = "Training loss / validation accuracy after the last epoch, mean [min, max] over seeds:\n\n" +
+                markdown_table(header, rows);
+    out.pictures = {"adam_norm.png"};
+    draw(s.out_dir, "adam_norm.png", picture(records, s));
+
+    size_t adam = 0, rescued = 0;
+    std::string figures;
+    for (const Trainer& t : trainers(s)) {
+      const double acc = mean_counting_failures(of(records, NormKind::None, t), "val_accuracy", 0.1);
+      figures += cat(figures.empty() ? "" : ", ", trainer_label(t), " ", fixed(acc));
+      if (t.optimizer == OptimizerKind::Sgd) continue;
+      ++adam;
+      rescued += acc >= kLearnedAccuracy;
+    }
+    out.verdict = rescued == 0 ? Verdict::Held : rescued < adam ? Verdict::HeldPartly : Verdict::DidNotHold;
+    out.why = cat("Without a norm, mean validation accuracy: ", figures, "; Adam rescues it at ", rescued, " of ", adam,
+                  " learning rates (learns at ", kLearnedAccuracy, ").");
+    return out;
+  }
+
+ private:
+  static std::vector<Record> of(const std::vector<Record>& records, NormKind norm, const Trainer& t) {
+    return where_num(
+        where(records, {{"norm", lesson::short_name(norm)}, {"optimizer", lesson::short_name(t.optimizer)}}), "lr",
+        t.lr);
+  }
+  static std::string picture(const std::vector<Record>& records, const Settings& s) {
+    std::string script = plot_header("adam_norm.png", 900, 520);
+    script +=
+        "set title 'Adam and normalization: validation accuracy after training (mean, range over seeds)'\n"
+        "set ylabel 'validation accuracy'\nset yrange [0:1]\nset key bottom right\nset style data histogram\n"
+        "set style histogram errorbars gap 1 lw 1\nset style fill solid 0.7 border -1\nset xtics nomirror\n";
+    std::vector<std::vector<double>> rows;
+    const auto ts = trainers(s);
+    for (size_t n = 0; n < norms(s).size(); ++n) {
+      std::vector<double> row{double(n)};
+      for (const Trainer& t : ts) {
+        const lesson::Spread acc = spread(of(records, norms(s)[n], t), "val_accuracy");
+        row.insert(row.end(), {acc.count ? acc.mean : 0.0, acc.count ? acc.min : 0.0, acc.count ? acc.max : 0.0});
+      }
+      rows.push_back(row);
+    }
+    script += datablock("acc", rows);
+    std::string xtics;
+    for (size_t n = 0; n < norms(s).size(); ++n)
+      xtics += cat(n ? ", " : "", "'", lesson::short_name(norms(s)[n]), "' ", n);
+    script += "set xtics (" + xtics + ")\n";
+    std::string plots;
+    for (size_t i = 0; i < ts.size(); ++i)
+      plots += cat(i ? ", " : "plot ", "$acc using ", 2 + 3 * i, ":", 3 + 3 * i, ":", 4 + 3 * i, " title '",
+                   trainer_label(ts[i]), "'");
+    return script + plots + "\n";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> adam_norm_experiment() { return std::make_shared<AdamNorm>(); }
+
+}  // namespace minidl::lab
+#endif

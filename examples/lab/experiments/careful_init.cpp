@@ -1,0 +1,172 @@
+// 11. Careful initialization instead of normalization: does the right starting scale alone
+// let the lesson's deep tanh network without a norm layer learn?
+#include <cmath>
+#include <limits>
+
+#include "experiments.hpp"
+#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::InitScheme;
+using lesson::NormKind;
+
+constexpr double kLearnedAccuracy = 0.8;  // as the depth experiment's rule
+
+std::vector<InitScheme> inits() { return {InitScheme::PyTorch, InitScheme::Xavier, InitScheme::Kaiming}; }
+
+std::vector<int64_t> depths(const Settings& s) {
+  return s.quick ? std::vector<int64_t>{8} : std::vector<int64_t>{8, 16};
+}
+
+/// The standard deviation of every Tanh's output, in layer order, of the freshly built
+/// model on the whole training split: the diagnostic of whether the signal survives depth.
+std::vector<double> tanh_output_stds(const Context& c, const lesson::TrainOptions& o) {
+  Generator gen(o.seed);
+  auto model = lesson::build_model(o.norm, o.net, o.model, gen);
+  model->eval();
+  NoGradGuard no_grad;
+  std::vector<double> stds;
+  Tensor x = c.data.X_train;
+  for (size_t i = 0; i < model->size(); ++i) {
+    x = (*model)[i]->forward(x);
+    if ((*model)[i]->type_name() != "Tanh") continue;
+    const float* v = x.data();  // (N, width)
+    double sum = 0.0, sum_sq = 0.0;
+    const int64_t n = x.numel();
+    for (int64_t k = 0; k < n; ++k) {
+      sum += v[k];
+      sum_sq += double(v[k]) * v[k];
+    }
+    const double mean = sum / double(n);
+    stds.push_back(std::sqrt(std::max(0.0, sum_sq / double(n) - mean * mean)));
+  }
+  return stds;
+}
+
+class CarefulInit : public Experiment {
+ public:
+  std::string name() const override { return "careful_init"; }
+  std::string title() const override { return "Careful initialization instead of normalization"; }
+  std::string claim() const override {
+    return "the deep tanh network without a norm layer is stuck because of its starting scale: Xavier or "
+           "Kaiming initialization with tanh's gain (5/3) lets it learn without normalization";
+  }
+  std::string source() const override { return "lesson, \"A network that only trains with it\"; issue 18"; }
+  std::string setup(const Settings& s) const override {
+    std::string list;
+    for (int64_t d : depths(s)) list += (list.empty() ? "" : ", ") + std::to_string(d);
+    return cat("The lesson's tanh network without a norm at depth ", list,
+               ", its Linear layers initialized as PyTorch does (the default), by xavier_uniform_ (gain 5/3 before "
+               "a Tanh, 1 for the logits) or kaiming_normal_ (fan_in, tanh's gain), biases zeroed; LayerNorm with "
+               "the default init beside them for reference. The lesson's training (SGD lr 0.05, batch 64, ",
+               lesson_training(s).epochs,
+               " epoch(s)). The picture: the standard deviation of each Tanh's output at initialization.");
+  }
+  std::string rule() const override {
+    return cat("at depth 8, an init \"learns\" when the no-norm network's mean validation accuracy over seeds reaches ",
+               kLearnedAccuracy,
+               ". Held: Xavier and Kaiming both learn; held partly: one of them does; did not hold: neither. "
+               "(Whether the default init is stuck, and LayerNorm's figures, are context, not part of the rule.)");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (int64_t depth : depths(c.settings)) {
+      for (InitScheme init : inits())
+        for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, NormKind::None, init, depth, seed));
+      for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, NormKind::Layer, InitScheme::PyTorch, depth, seed));
+    }
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::vector<std::vector<std::string>> rows;
+    for (int64_t depth : depths(s)) {
+      const auto at_depth = where_num(records, "depth", double(depth));
+      for (const auto& [norm, init] : cases()) {
+        const auto runs = where(at_depth, {{"norm", lesson::short_name(norm)}, {"init", lesson::init_name(init)}});
+        rows.push_back({std::to_string(depth), lesson::display_name(norm), lesson::init_name(init),
+                        mean_range(spread(runs, "train_loss")), mean_range(spread(runs, "val_accuracy")),
+                        mean_range(spread(runs, "first_tanh_std")), mean_range(spread(runs, "last_tanh_std"))});
+      }
+    }
+    out.table =
+        "Mean [min, max] over seeds; the Tanh output standard deviations are at initialization:\n\n" +
+        markdown_table(
+            {"depth", "norm", "init", "training loss", "val accuracy", "first Tanh's std", "last Tanh's std"}, rows);
+    out.pictures = {"careful_init.png"};
+    draw(s.out_dir, "careful_init.png", picture(records, s));
+
+    const auto depth8 = where_num(records, "depth", 8.0);
+    auto accuracy = [&](InitScheme init) {
+      return mean_counting_failures(where(depth8, {{"norm", "none"}, {"init", lesson::init_name(init)}}),
+                                    "val_accuracy", 0.1);
+    };
+    const double xavier = accuracy(InitScheme::Xavier), kaiming = accuracy(InitScheme::Kaiming);
+    const int learned = int(xavier >= kLearnedAccuracy) + int(kaiming >= kLearnedAccuracy);
+    out.verdict = learned == 2 ? Verdict::Held : learned == 1 ? Verdict::HeldPartly : Verdict::DidNotHold;
+    out.why = cat("At depth 8 without a norm, mean validation accuracy: default ", fixed(accuracy(InitScheme::PyTorch)),
+                  ", xavier ", fixed(xavier), ", kaiming ", fixed(kaiming), " (learns at ", kLearnedAccuracy,
+                  "); LayerNorm with the default init ",
+                  fixed(mean_counting_failures(where(depth8, {{"norm", "layer"}}), "val_accuracy", 0.1)), ".");
+    return out;
+  }
+
+ private:
+  static std::vector<std::pair<NormKind, InitScheme>> cases() {
+    return {{NormKind::None, InitScheme::PyTorch},
+            {NormKind::None, InitScheme::Xavier},
+            {NormKind::None, InitScheme::Kaiming},
+            {NormKind::Layer, InitScheme::PyTorch}};
+  }
+  static Job job(const Context& c, NormKind norm, InitScheme init, int64_t depth, uint64_t seed) {
+    lesson::TrainOptions o = lesson_training(c.settings);
+    o.norm = norm;
+    o.seed = seed;
+    o.net.depth = depth;
+    o.model.init = init;
+    Job j = train_job(c, o);
+    j.run = [&c, o, init, depth]() {
+      Record keys;
+      keys.set("depth", double(depth)).set("init", lesson::init_name(init));
+      const std::vector<double> stds = tanh_output_stds(c, o);
+      for (size_t i = 0; i < stds.size(); ++i) keys.set(cat("tanh_std_", i + 1), stds[i]);
+      keys.set("first_tanh_std", stds.front()).set("last_tanh_std", stds.back());
+      return std::vector<Record>{train_record(c, o, keys)};
+    };
+    return j;
+  }
+  static std::string picture(const std::vector<Record>& records, const Settings& s) {
+    const int64_t depth = depths(s).back();
+    std::string script = plot_header("careful_init.png", 900, 520);
+    script += cat("set title 'Depth ", depth,
+                  ": standard deviation of each Tanh output at initialization (mean over seeds)'\n"
+                  "set xlabel 'layer'\nset ylabel 'std of tanh output'\nset key top right\nset yrange [0:1]\n");
+    std::string plots;
+    size_t i = 0;
+    for (const auto& [norm, init] : cases()) {
+      const auto runs = where(where_num(records, "depth", double(depth)),
+                              {{"norm", lesson::short_name(norm)}, {"init", lesson::init_name(init)}});
+      std::vector<std::vector<double>> rows;
+      for (int64_t layer = 1; layer <= depth; ++layer) {
+        const lesson::Spread sd = spread(runs, cat("tanh_std_", layer));
+        rows.push_back({double(layer), sd.count ? sd.mean : std::numeric_limits<double>::quiet_NaN()});
+      }
+      script += datablock(cat("s", i), rows);
+      plots += cat(i ? ", " : "plot ", "$s", i, " using 1:2 with linespoints lw 2 title '", lesson::display_name(norm),
+                   ", ", lesson::init_name(init), "'");
+      ++i;
+    }
+    return script + plots + "\n";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> careful_init_experiment() { return std::make_shared<CarefulInit>(); }
+
+}  // namespace minidl::lab

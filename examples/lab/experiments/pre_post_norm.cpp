@@ -1,0 +1,236 @@
+// 12. Pre-norm against post-norm: residual MLP stacks of growing depth, the norm before each
+// block (x + f(norm(x))) or after it (norm(x + f(x))), trained by Adam with and without a
+// warmup. Needs the trainer's optimizer switch (lesson/trainer_setup.hpp); without it the
+// experiment is not built.
+#if __has_include("lesson/trainer_setup.hpp")
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "experiments.hpp"
+#include "lesson/trainer_setup.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::Arch;
+using lesson::NormKind;
+
+constexpr double kLearnedAccuracy = 0.8;  // as the depth experiment's rule
+constexpr double kFastLoss = 0.5;         // "how fast": the first step whose last-10 mean loss is below it
+constexpr double kSpikeRise = 1.0;        // a spike: a batch loss this far above the lowest before it
+constexpr int64_t kWidth = 32;            // small, to keep the 64-block stacks within the lab's budget
+constexpr int64_t kExpansion = 2;
+
+std::vector<int64_t> block_counts(const Settings& s) {
+  return s.quick ? std::vector<int64_t>{4, 16} : std::vector<int64_t>{4, 8, 16, 32, 64};
+}
+std::vector<double> learning_rates(const Settings& s) {
+  return s.quick ? std::vector<double>{1e-2} : std::vector<double>{1e-3, 1e-2};
+}
+/// None, or a linear warmup over the first epoch (23 batches of 64 out of 1437 examples);
+/// with --quick's single epoch, over its first 10 steps so the schedule has steps left.
+int64_t warmup_steps(const Settings& s) { return s.quick ? 10 : 23; }
+std::vector<int64_t> warmups(const Settings& s) { return {0, warmup_steps(s)}; }
+std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS}; }
+std::vector<Arch> archs() { return {Arch::ResMLPPre, Arch::ResMLPPost}; }
+/// At most two of the seeds: the grid is large, and the whole lab keeps to its 5 minutes.
+std::vector<uint64_t> seeds(const Settings& s) {
+  return {s.seeds.begin(), s.seeds.begin() + std::min<ptrdiff_t>(2, ptrdiff_t(s.seeds.size()))};
+}
+
+/// The run's record with the curve's figures: the first step the last-10 mean batch loss is
+/// below kFastLoss (NaN: never), and the count of spikes (batch losses kSpikeRise above the
+/// lowest one before them).
+Record curve_record(const Context& c, const lesson::TrainOptions& o, Record keys) {
+  lesson::RunResult result;
+  std::string status = "ok";
+  try {
+    result = lesson::train_run(c.data, o);
+    if (!result.ok()) status = result.diverged ? "diverged" : "failed";
+  } catch (const std::exception&) {
+    status = "failed";
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double fast = nan, lowest = INFINITY, window = 0.0;
+  int64_t spikes = 0;
+  const auto& curve = result.curve;
+  for (size_t i = 0; i < curve.size(); ++i) {
+    const double loss = curve[i].loss;
+    window += loss - (i >= 10 ? double(curve[i - 10].loss) : 0.0);
+    if (std::isnan(fast) && i >= 9 && window / 10.0 < kFastLoss) fast = double(curve[i].step);
+    if (loss > lowest + kSpikeRise) ++spikes;
+    lowest = std::min(lowest, loss);
+  }
+  const bool ok = status == "ok";
+  Record r = std::move(keys);
+  r.set("norm", lesson::short_name(o.norm)).set("seed", double(o.seed)).set("status", status);
+  r.set("steps", double(curve.size())).set("fast_step", fast).set("spikes", double(spikes));
+  r.set("train_loss", ok ? double(result.train_loss) : nan);
+  r.set("val_accuracy", ok ? double(result.val_accuracy) : nan);
+  return r;
+}
+
+class PrePostNorm : public Experiment {
+ public:
+  std::string name() const override { return "pre_post_norm"; }
+  std::string title() const override { return "Pre-norm against post-norm"; }
+  std::string claim() const override {
+    return "with the norm before each residual block (pre-norm) deep stacks train stably without a warmup; with it "
+           "after the residual sum (post-norm, the original Transformer's) deep stacks need a warmup or diverge";
+  }
+  std::string source() const override { return "issue 18 (the transformer-scale claim, tested on the digits)"; }
+  std::string setup(const Settings& s) const override {
+    std::string b, lr;
+    for (int64_t n : block_counts(s)) b += (b.empty() ? "" : ", ") + std::to_string(n);
+    for (double x : learning_rates(s)) lr += (lr.empty() ? "" : ", ") + plain(x);
+    return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", b, " blocks, width ", kWidth, ", expansion ",
+               kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ", lr,
+               ", without a warmup and with a linear warmup over the first ", warmup_steps(s), " steps; batch 64, ",
+               lesson_training(s).epochs, " epoch(s), ", seeds(s).size(),
+               " seed(s). \"Fast\" is the first step whose last 10 batch losses average below ", kFastLoss,
+               "; a spike is a batch loss ", kSpikeRise, " above the lowest before it.");
+  }
+  std::string rule() const override {
+    return cat(
+        "a cell (placement, norm, blocks, lr, warmup) \"trains\" when every seed finished (none diverged) and the mean "
+        "validation "
+        "accuracy reaches ",
+        kLearnedAccuracy,
+        ". Count the cells that train per placement and warmup (both norms, every depth and lr). Held: pre-norm "
+        "without warmup trains in more cells than post-norm without warmup, and warmup adds cells to post-norm; "
+        "held partly: one of the two; did not hold: neither.");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (Arch arch : archs())
+      for (NormKind norm : norms())
+        for (int64_t blocks : block_counts(c.settings))
+          for (double lr : learning_rates(c.settings))
+            for (int64_t warmup : warmups(c.settings))
+              for (uint64_t seed : seeds(c.settings)) {
+                lesson::TrainOptions o = lesson_training(c.settings);
+                o.norm = norm;
+                o.seed = seed;
+                o.lr = lr;
+                o.net.width = kWidth;
+                o.model.arch = arch;
+                o.model.blocks = blocks;
+                o.model.expansion = kExpansion;
+                o.trainer.optimizer = lesson::OptimizerKind::Adam;
+                o.trainer.warmup = warmup;
+                Record keys;
+                keys.set("arch", lesson::arch_name(arch)).set("blocks", double(blocks)).set("lr", lr);
+                keys.set("warmup", double(warmup));
+                Job j = train_job(c, o, keys);
+                j.cost = double(o.epochs) * 1437.0 * double(blocks);
+                j.run = [&c, o, keys]() { return std::vector<Record>{curve_record(c, o, keys)}; };
+                jobs.push_back(j);
+              }
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> header{"placement", "norm", "warmup"};
+    for (int64_t b : block_counts(s)) header.push_back(cat(b, " blocks"));
+    for (Arch arch : archs())
+      for (NormKind norm : norms())
+        for (int64_t warmup : warmups(s))
+          for (double lr : learning_rates(s)) {
+            std::vector<std::string> row{cat(lesson::arch_name(arch), " lr ", plain(lr)), lesson::short_name(norm),
+                                         warmup ? cat(warmup, " steps") : "none"};
+            for (int64_t b : block_counts(s)) row.push_back(cell_text(cell(records, arch, norm, b, lr, warmup)));
+            rows.push_back(row);
+          }
+    out.table =
+        "Per cell: mean validation accuracy, mean first step below the loss threshold (\"-\": not reached by every "
+        "seed), spikes summed over seeds, and diverged seeds when any:\n\n" +
+        markdown_table(header, rows);
+    out.pictures = {"pre_post_norm.png"};
+    draw(s.out_dir, "pre_post_norm.png", picture(records, s));
+
+    auto trains = [&](Arch arch, int64_t warmup) {
+      size_t n = 0;
+      for (NormKind norm : norms())
+        for (int64_t b : block_counts(s))
+          for (double lr : learning_rates(s)) {
+            const auto runs = cell(records, arch, norm, b, lr, warmup);
+            n += count_status(runs, "ok") == runs.size() &&
+                 mean_counting_failures(runs, "val_accuracy", 0.1) >= kLearnedAccuracy;
+          }
+      return n;
+    };
+    const size_t cells = norms().size() * block_counts(s).size() * learning_rates(s).size();
+    const size_t pre = trains(Arch::ResMLPPre, 0), post = trains(Arch::ResMLPPost, 0);
+    const size_t pre_warm = trains(Arch::ResMLPPre, warmup_steps(s)),
+                 post_warm = trains(Arch::ResMLPPost, warmup_steps(s));
+    const int held = int(pre > post) + int(post_warm > post);
+    out.verdict = held == 2 ? Verdict::Held : held == 1 ? Verdict::HeldPartly : Verdict::DidNotHold;
+    out.why =
+        cat("Cells that train, of ", cells, ": pre-norm ", pre, " without warmup, ", pre_warm, " with; post-norm ",
+            post, " without warmup, ", post_warm, " with; diverged runs: pre-norm ",
+            count_status(where(records, {{"arch", "resmlp-pre"}}), "diverged"), ", post-norm ",
+            count_status(where(records, {{"arch", "resmlp-post"}}), "diverged"), " of ", records.size() / 2, " each.");
+    return out;
+  }
+
+ private:
+  static std::vector<Record> cell(const std::vector<Record>& records, Arch arch, NormKind norm, int64_t blocks,
+                                  double lr, int64_t warmup) {
+    auto mine = where(records, {{"arch", lesson::arch_name(arch)}, {"norm", lesson::short_name(norm)}});
+    return where_num(where_num(where_num(mine, "blocks", double(blocks)), "lr", lr), "warmup", double(warmup));
+  }
+  static std::string cell_text(const std::vector<Record>& runs) {
+    double spikes = 0.0;
+    bool all_fast = !runs.empty();
+    for (const Record& r : runs) {
+      spikes += r.num("spikes");
+      all_fast = all_fast && !std::isnan(r.num("fast_step"));
+    }
+    std::string text = fixed(mean_counting_failures(runs, "val_accuracy", 0.1), 2) + ", " +
+                       (all_fast ? fixed(spread(runs, "fast_step").mean, 0) : std::string("-")) + ", " + plain(spikes);
+    if (const size_t bad = count_status(runs, "diverged")) text += cat(", ", bad, " diverged");
+    if (const size_t bad = count_status(runs, "failed")) text += cat(", ", bad, " failed");
+    return text;
+  }
+  /// Mean validation accuracy against blocks, per placement and warmup, at the largest lr
+  /// (the hardest), LayerNorm left and RMSNorm right.
+  static std::string picture(const std::vector<Record>& records, const Settings& s) {
+    const double lr = learning_rates(s).back();
+    std::string script =
+        two_panels("pre_post_norm.png", cat("Pre-norm against post-norm: validation accuracy by depth, Adam lr ",
+                                            plain(lr), " (mean over seeds; a diverged run counts 0.1)"));
+    for (size_t n = 0; n < norms().size(); ++n) {
+      std::string plots;
+      size_t i = 0;
+      for (Arch arch : archs())
+        for (int64_t warmup : warmups(s)) {
+          std::vector<std::vector<double>> rows;
+          for (int64_t b : block_counts(s))
+            rows.push_back({double(b), mean_counting_failures(cell(records, arch, norms()[n], b, lr, warmup),
+                                                              "val_accuracy", 0.1)});
+          const std::string block = cat("p", n, "_", i);
+          script += datablock(block, rows);
+          plots += cat(i ? ", " : "plot ", "$", block, " using 1:2 with linespoints lw 2 title '",
+                       lesson::arch_name(arch), warmup ? ", warmup" : ", no warmup", "'");
+          ++i;
+        }
+      script += cat("set title '", lesson::display_name(norms()[n]),
+                    "'\nset logscale x 2\nset xlabel 'residual blocks'\nset ylabel 'validation accuracy'\n"
+                    "set yrange [0:1]\nset key bottom left\n",
+                    plots, "\n");
+    }
+    return script + "unset multiplot\n";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> pre_post_norm_experiment() { return std::make_shared<PrePostNorm>(); }
+
+}  // namespace minidl::lab
+#endif

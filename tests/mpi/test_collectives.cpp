@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "minidl/distributed/collectives.hpp"
+#include "minidl/distributed/environment.hpp"
+
+using namespace minidl;
+namespace dist = minidl::distributed;
+
+TEST_CASE("all_reduce sums and averages a tensor in place on every rank", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  Tensor t = Tensor::full({2, 3}, float(r + 1));
+  dist::all_reduce(t);
+  for (int64_t i = 0; i < t.numel(); ++i) REQUIRE(t.data()[i] == float(n * (n + 1) / 2));
+  Tensor a = Tensor::full({5}, float(r + 1));
+  dist::all_reduce(a, dist::ReduceOp::Average);
+  for (int64_t i = 0; i < a.numel(); ++i) REQUIRE(a.data()[i] == Approx((n + 1) / 2.0));
+  std::vector<double> d{double(r), 1.0};
+  dist::all_reduce(std::span<double>(d));
+  REQUIRE(d[0] == n * (n - 1) / 2.0);
+  REQUIRE(d[1] == n);
+}
+
+TEST_CASE("broadcast gives every rank the root's values", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  for (int root : {0, n - 1}) {
+    Tensor t = Tensor::full({4}, float(10 * r + 1));
+    dist::broadcast(t, root);
+    for (int64_t i = 0; i < t.numel(); ++i) REQUIRE(t.data()[i] == float(10 * root + 1));
+  }
+}
+
+TEST_CASE("all_gather returns every rank's values in rank order", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  const std::vector<double> mine{double(r), double(r) * 0.5};
+  const std::vector<double> all = dist::all_gather(mine);
+  REQUIRE(all.size() == size_t(2 * n));
+  for (int k = 0; k < n; ++k) {
+    REQUIRE(all[size_t(2 * k)] == k);
+    REQUIRE(all[size_t(2 * k + 1)] == k * 0.5);
+  }
+}
+
+TEST_CASE("rank and world_size describe the run", "[mpi]") {
+  REQUIRE(dist::world_size() >= 1);
+  REQUIRE(dist::rank() >= 0);
+  REQUIRE(dist::rank() < dist::world_size());
+  REQUIRE(dist::launched_by_mpirun());
+  REQUIRE(dist::built_with_mpi());
+  dist::barrier();
+}

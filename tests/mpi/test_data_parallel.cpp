@@ -1,0 +1,103 @@
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "minidl/distributed/data_parallel.hpp"
+#include "minidl/distributed/environment.hpp"
+#include "minidl/minidl.hpp"
+#include "support/check.hpp"
+
+using namespace minidl;
+using minidl::testing::check_close;
+namespace dist = minidl::distributed;
+
+namespace {
+
+// The same net on every rank drawn from gen.
+std::shared_ptr<nn::Sequential> small_net(uint64_t seed) {
+  Generator gen(seed);
+  nn::Linear first(6, 5, gen);  // drawn before the second: argument order is unspecified
+  nn::Linear second(5, 3, gen);
+  return std::make_shared<nn::Sequential>(std::move(first), nn::Tanh(), std::move(second));
+}
+
+// Rows [begin, end) of x (N, F) as a new tensor.
+Tensor rows(const Tensor& x, int64_t begin, int64_t end) {
+  const int64_t f = x.numel() / x.size(0);
+  Shape shape = x.shape();
+  shape[0] = end - begin;
+  Tensor out = Tensor::empty(shape);
+  std::copy(x.data() + begin * f, x.data() + end * f, out.data());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("DistributedDataParallel starts every replica from rank 0's parameters", "[mpi]") {
+  auto model = small_net(100 + uint64_t(dist::rank()));  // a different init on every rank
+  dist::DistributedDataParallel ddp(model);
+  auto rank0 = small_net(100);
+  const std::vector<Tensor> mine = model->parameters(), expected = rank0->parameters();
+  for (size_t i = 0; i < mine.size(); ++i) check_close(mine[i], expected[i], 0.0, 0.0);
+}
+
+TEST_CASE("DistributedDataParallel averages gradients into those of the global batch, bucket by bucket", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  Generator data(7);
+  const int64_t global = 4 * n;
+  Tensor x = Tensor::randn({global, 6}, data);
+  Tensor y = Tensor::randint(0, 3, {global}, data);
+  // The reference: one process, the whole batch, its mean loss.
+  auto reference = small_net(1);
+  cross_entropy((*reference)(x), y).backward();
+
+  auto model = small_net(1);
+  // 100 bytes: each weight (120 and 60 bytes) and the biases apart or paired, several buckets.
+  dist::DistributedDataParallel ddp(model, {.bucket_bytes = 100});
+  REQUIRE(ddp.buckets().size() > 1);
+  std::multiset<size_t> seen;
+  for (const auto& bucket : ddp.buckets()) seen.insert(bucket.begin(), bucket.end());
+  REQUIRE(seen == std::multiset<size_t>{0, 1, 2, 3});
+  REQUIRE(ddp.buckets().front().front() == 3);  // the last parameter first, as backward produces them
+  cross_entropy(ddp(rows(x, 4 * r, 4 * r + 4)), rows(y, 4 * r, 4 * r + 4)).backward();
+  ddp.reduce_gradients();
+  const std::vector<Tensor> mine = model->parameters(), expected = reference->parameters();
+  // Sums of 4n terms in another order, then one division: a few float roundings apart.
+  for (size_t i = 0; i < mine.size(); ++i) check_close(mine[i].grad(), expected[i].grad(), 1e-6, 1e-5);
+}
+
+TEST_CASE("DistributedDataParallel broadcasts rank 0's buffers before a forward in grad mode", "[mpi]") {
+  auto model = std::make_shared<nn::Sequential>(nn::BatchNorm1d(3));
+  dist::DistributedDataParallel ddp(model);
+  auto& bn = model->at<nn::BatchNorm1d>(0);
+  bn.running_mean.fill_(float(dist::rank()));
+  bn.running_var.fill_(float(dist::rank() + 1));
+  model->eval();  // eval: the forward leaves the buffers as the broadcast set them
+  ddp(Tensor::ones({2, 3}));
+  check_close(bn.running_mean, Tensor::zeros({3}), 0.0, 0.0);
+  check_close(bn.running_var, Tensor::ones({3}), 0.0, 0.0);
+  {
+    NoGradGuard no_grad;  // without grad mode (evaluation), no broadcast, as PyTorch
+    bn.running_mean.fill_(float(dist::rank()));
+    ddp(Tensor::ones({2, 3}));
+  }
+  check_close(bn.running_mean, Tensor::full({3}, float(dist::rank())), 0.0, 0.0);
+}
+
+TEST_CASE("DistributedDataParallel refuses a bucket size below one byte", "[mpi]") {
+  REQUIRE_THROWS_WITH(dist::DistributedDataParallel(small_net(1), {.bucket_bytes = 0}),
+                      "DistributedDataParallel: bucket_bytes must be positive, got 0");
+}
+
+TEST_CASE("DistributedDataParallel gives a parameter without gradient the average of zero and the others'", "[mpi]") {
+  auto model = small_net(1);
+  dist::DistributedDataParallel ddp(model);
+  std::vector<Tensor> params = model->parameters();
+  if (dist::rank() == 0) {
+    params[0].set_grad(Tensor::full(params[0].shape(), float(dist::world_size())));
+  }
+  ddp.reduce_gradients();
+  for (size_t i = 0; i < params.size(); ++i) {
+    REQUIRE(params[i].grad().defined());
+    check_close(params[i].grad(), Tensor::full(params[i].shape(), i == 0 ? 1.0f : 0.0f), 0.0, 1e-7);
+  }
+}
