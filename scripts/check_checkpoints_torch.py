@@ -3,13 +3,14 @@
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
     /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/examples/digits/digits] [--norm none,batch,...]
-        [--arch mlp,resmlp-pre,resmlp-post]
+        [--arch mlp,resmlp-pre,resmlp-post,cnn]
 
-For each arch (default: all three) and each of its norms (mlp: the five; resmlp-pre and
+For each arch (default: mlp, resmlp-pre, resmlp-post) and each of its norms (mlp: the five; cnn: none,
+batch, layer, group, instance, the digits' CNN of cnn(); resmlp-pre and
 resmlp-post: layer and rms, with 2 blocks and --dropout 0.1 so the Dropout layers are in the
 model; their PyTorch classes are those of scripts/fixtures_nn_extras.py):
   minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
-                     deep_net(norm) takes it with load_state_dict(strict=True), and in eval mode
+                     deep_net(norm) (or cnn(norm)) takes it with load_state_dict(strict=True), and in eval mode
                      gives the validation loss and accuracy that digits' --summary reports.
   PyTorch -> minidl  PyTorch trains deep_net(norm) a few steps (so BatchNorm's running statistics
                      and num_batches_tracked are not at their defaults) and saves it; `digits
@@ -35,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fixtures import REPO, load_digits_split, load_safetensors, save_safetensors  # noqa: E402
 from fixtures_nn_extras import NORMS as BLOCK_NORMS, PostNormBlock, PreNormBlock  # noqa: E402
 
-NORMS = ["none", "batch", "layer", "rms", "group"]
+NORMS = {"mlp": ["none", "batch", "layer", "rms", "group"], "cnn": ["none", "batch", "layer", "group", "instance"]}
 WIDTH, GROUPS = 64, 8
 
 
@@ -51,6 +52,19 @@ def deep_net(norm, depth=8, width=WIDTH):
         layers += [nn.Linear(n_in, width)] + ([layer(width)] if layer else []) + [nn.Tanh()]
         n_in = width
     return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+def cnn(norm, groups=GROUPS):
+    """The digits' CNN (examples/digits/lesson/cnn.hpp): three 3x3 convolutions, each followed by
+    the norm and ReLU, global average pooling, Linear(32, 10). layer = GroupNorm(1, C),
+    instance = GroupNorm(C, C)."""
+    make = {"none": None, "batch": nn.BatchNorm2d, "layer": lambda c: nn.GroupNorm(1, c),
+            "group": lambda c: nn.GroupNorm(groups, c), "instance": lambda c: nn.GroupNorm(c, c)}[norm]
+    layers = [nn.Unflatten(1, (1, 8, 8))]
+    for conv in (nn.Conv2d(1, 16, 3, padding=1), nn.Conv2d(16, 32, 3, stride=2, padding=1),
+                 nn.Conv2d(32, 32, 3, padding=1)):
+        layers += [conv] + ([make(conv.out_channels)] if make else []) + [nn.ReLU()]
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
 
 
 RESMLP = {"blocks": 2, "expansion": 4, "dropout": 0.1}
@@ -79,11 +93,14 @@ class Model:
 
     def __init__(self, arch, norm):
         self.arch, self.norm = arch, norm
-        self.args = ["--arch", arch, "--norm", norm] + ([] if arch == "mlp" else RESMLP_ARGS)
-        self.replay_args = self.args[:-1] + ["0"] if arch != "mlp" else self.args  # --dropout 0
+        residual = arch.startswith("resmlp")
+        self.args = ["--arch", arch, "--norm", norm] + (RESMLP_ARGS if residual else [])
+        self.replay_args = self.args[:-1] + ["0"] if residual else self.args  # --dropout 0
         self.label = f"{arch}/{norm}"
 
     def build(self):
+        if self.arch == "cnn":
+            return cnn(self.norm)
         return deep_net(self.norm) if self.arch == "mlp" else res_mlp(self.arch, self.norm)
 
 
@@ -157,9 +174,9 @@ def torch_to_minidl(binary, spec, data, work):
     losses, losses64 = [], []
     for start in range(0, len(order), 64):  # one epoch, the same batches digits will take
         batch = order[start:start + 64]
-        for net, optimizer, out, x in ((model, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
+        for m, optimizer, out, x in ((model, opt, losses, X_train), (twin, twin_opt, losses64, X_train.double())):
             optimizer.zero_grad()
-            loss = loss_fn(net(x[batch]), y_train[batch])
+            loss = loss_fn(m(x[batch]), y_train[batch])
             loss.backward()
             optimizer.step()
             out.append(loss.item())
@@ -194,7 +211,7 @@ def main():
     data = load_digits_split(os.path.join(REPO, "data"))
     with tempfile.TemporaryDirectory() as work:
         for arch in args.arch.split(","):
-            norms = NORMS if arch == "mlp" else list(BLOCK_NORMS)
+            norms = NORMS.get(arch, list(BLOCK_NORMS))
             for norm in args.norm.split(",") if args.norm else norms:
                 minidl_to_torch(args.digits, Model(arch, norm), data, work)
                 torch_to_minidl(args.digits, Model(arch, norm), data, work)

@@ -676,6 +676,7 @@ def main():
                      batchnorm_cases,
                      layernorm_cases, rmsnorm_cases, groupnorm_cases, sgd_cases):
             make(args.out)
+        __import__("fixtures_conv").conv_cases(args.out)
         __import__("fixtures_nn_extras").nn_extras_cases(args.out)
     if args.only != "layers":
         lesson_fixtures(args.out, args.data)

@@ -119,7 +119,7 @@ TEST_CASE("digits refuses option combinations that make no sense, with one line 
       {{"--arch", "resmlp-post", "--groups", "4"}, "--groups is for --arch mlp"},
       {{"--arch", "resmlp-pre", "--norm", "batch"}, "--arch resmlp-pre takes --norm layer or rms, got batch"},
       {{"--arch", "resmlp-post", "--norm", "layer,none"}, "--arch resmlp-post takes --norm layer or rms, got none"},
-      {{"--arch", "resmlp"}, "--arch: unknown architecture \"resmlp\": choose from mlp, resmlp-pre, resmlp-post"},
+      {{"--arch", "resmlp"}, "--arch: unknown architecture \"resmlp\": choose from mlp, resmlp-pre, resmlp-post, cnn"},
       {{"--arch", "resmlp-pre", "--blocks", "0"}, "--blocks must be at least 1, got 0"},
       {{"--arch", "resmlp-pre", "--dropout", "1"}, "--dropout must be in [0, 1), got 1"},
       {{"--arch", "resmlp-pre", "--dropout", "-0.5"}, "--dropout must be in [0, 1), got -0.5"},

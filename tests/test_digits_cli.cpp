@@ -141,7 +141,11 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
   std::filesystem::create_directories(corrupt_dir);
   dir.write("init/none.safetensors", "not a checkpoint at all");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--norm", "batch,instance"}, "unknown norm \"instance\""},
+      {{"--norm", "batch,weight"}, "unknown norm \"weight\""},
+      {{"--norm", "batch,instance"}, "instance normalization needs images: use it with --arch cnn"},
+      {{"--arch", "cnn", "--norm", "rms"}, "the CNN has no RMSNorm form"},
+      {{"--arch", "cnn", "--norm", "group", "--groups", "3"}, "groups 3 does not divide 16"},
+      {{"--arch", "rnn"}, "--arch: unknown architecture \"rnn\": choose from mlp, resmlp-pre, resmlp-post, cnn"},
       {{"--norm", "batch,batch"}, "--norm lists \"batch\" twice"},
       {{"--epochs", "0"}, "epochs must be at least 1, got 0"},
       {{"--batch-size", "-4"}, "--batch-size must be at least 1, got -4"},

@@ -37,6 +37,11 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "LayerNorm",
       "RMSNorm",
       "GroupNorm",  // test_fixtures_norm.cpp
+      "Conv2d",
+      "MaxPool2d",
+      "AvgPool2d",
+      "AdaptiveAvgPool2d",
+      "Flatten",  // test_conv.cpp
       "GELU",
       "SiLU",  // test_nn_gelu_silu.cpp
       "PreNormBlock",

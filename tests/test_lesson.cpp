@@ -70,14 +70,15 @@ TEST_CASE("deep_net draws its Linear layers from the seeded default generator", 
 }
 
 TEST_CASE("norm names parse and print as the lesson writes them", "[lesson]") {
-  for (NormKind norm : {NormKind::None, NormKind::Batch, NormKind::Layer, NormKind::RMS, NormKind::Group})
+  for (NormKind norm :
+       {NormKind::None, NormKind::Batch, NormKind::Layer, NormKind::RMS, NormKind::Group, NormKind::Instance})
     CHECK(lesson::parse_norm(lesson::short_name(norm)) == norm);
   CHECK(lesson::display_name(NormKind::None) == "no normalization");
   CHECK(lesson::display_name(NormKind::Batch) == "BatchNorm1d");
   CHECK(lesson::display_name(NormKind::RMS) == "RMSNorm");
-  REQUIRE_THROWS_AS(lesson::parse_norm("instance"), UsageError);
-  REQUIRE_THROWS_WITH(lesson::parse_norm("instance"),
-                      Catch::Contains("unknown norm \"instance\": choose from none, batch, layer, rms, group"));
+  REQUIRE_THROWS_AS(lesson::parse_norm("weight"), UsageError);
+  REQUIRE_THROWS_WITH(lesson::parse_norm("weight"),
+                      Catch::Contains("unknown norm \"weight\": choose from none, batch, layer, rms, group, instance"));
 }
 
 TEST_CASE("deep_net and train_run refuse bad sizes naming the option", "[lesson]") {

@@ -11,7 +11,9 @@ namespace minidl::digits {
 void add_model_options(cxxopts::Options& options) {
   auto text = [] { return cxxopts::value<std::string>(); };
   options.add_options("Model")(
-      "arch", "mlp (the lesson's deep tanh net), resmlp-pre or resmlp-post (residual MLP blocks)",
+      "arch",
+      "mlp (the lesson's deep tanh net), resmlp-pre or resmlp-post (residual MLP blocks), cnn (3 "
+      "convolutions, global average pooling, Linear; docs/cnn.md)",
       text()->default_value("mlp"), "ARCH")("blocks", "residual blocks of a resmlp arch (default 4)", text(), "N")(
       "expansion", "a resmlp block's hidden width over --width (default 4)", text(), "N")(
       "dropout", "Dropout(P) at the end of each resmlp block's MLP, in [0, 1) (default 0)", text(), "P")(
@@ -27,11 +29,12 @@ void read_model_options(const cxxopts::ParseResult& args, Settings& s) {
   m.arch = lesson::parse_arch(args["arch"].as<std::string>());
   m.init = lesson::parse_init(args["init"].as<std::string>());
   s.summary_model = args.count("summary-model") > 0;
-  const bool residual = m.arch != lesson::Arch::MLP;
+  const bool residual = m.arch == lesson::Arch::ResMLPPre || m.arch == lesson::Arch::ResMLPPost;
   const int64_t most = std::numeric_limits<int64_t>::max();
   for (const char* name : {"blocks", "expansion", "dropout"})
     if (args.count(name) && !residual)
-      throw UsageError(cat("--", name, " needs --arch resmlp-pre or resmlp-post (--arch mlp has none)"));
+      throw UsageError(
+          cat("--", name, " needs --arch resmlp-pre or resmlp-post (--arch ", lesson::arch_name(m.arch), " has none)"));
   for (const char* name : {"depth", "groups"})
     if (args.count(name) && residual)
       throw UsageError(cat("--", name, " is for --arch mlp; --arch ", lesson::arch_name(m.arch),

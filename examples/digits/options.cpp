@@ -29,7 +29,7 @@ cxxopts::Options command_line() {
                            "and seed.");
   options.set_width(100);
   auto text = [] { return cxxopts::value<std::string>(); };
-  options.add_options()("norm", "comma list of none, batch, layer, rms, group",
+  options.add_options()("norm", "comma list of none, batch, layer, rms, group (instance: --arch cnn only)",
                         text()->default_value("none,batch,layer"), "LIST")(
       "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7",
       text()->default_value("0-4"), "LIST")("epochs", "passes over the training split", text()->default_value("5"),
@@ -38,7 +38,7 @@ cxxopts::Options command_line() {
       "drop-last", "drop the short last batch of each epoch (default: keep it, as the lesson does)")(
       "depth", "Linear + norm + Tanh blocks", text()->default_value("8"), "N")("width", "features per hidden layer",
                                                                                text()->default_value("64"), "N")(
-      "groups", "GroupNorm's groups (must divide --width)", text()->default_value("8"), "G")(
+      "groups", "GroupNorm's groups (must divide --width; the CNN: 16)", text()->default_value("8"), "G")(
       "threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
       text(), "N")("jobs",
                    "train up to N runs at once, each on its own thread, with the results of one by one (default: "

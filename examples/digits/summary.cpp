@@ -43,7 +43,7 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const lesson::RunResult& r : results)  // NaN figures of a run that did not finish come out as null
     runs.push_back({{"norm", lesson::short_name(r.norm)},
-                    {"name", lesson::display_name(r.norm)},
+                    {"name", lesson::display_name(r.norm, r.arch)},
                     {"seed", r.seed},
                     {"train_loss", r.train_loss},
                     {"val_loss", r.val_loss},
@@ -55,7 +55,7 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
   nlohmann::ordered_json norms = nlohmann::ordered_json::array();
   for (const lesson::NormSpread& row : lesson::spreads_by_norm(results, s.norms, s.seeds))
     norms.push_back({{"norm", lesson::short_name(row.norm)},
-                     {"name", lesson::display_name(row.norm)},
+                     {"name", lesson::display_name(row.norm, s.train.model.arch)},
                      {"runs", row.runs},
                      {"finished", row.train_loss.count},
                      {"train_loss", spread_json(row.train_loss)},

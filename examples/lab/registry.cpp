@@ -11,10 +11,11 @@ const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
   // One line per experiment: a later issue adds its own here.
   static const std::vector<std::shared_ptr<const Experiment>> experiments = [] {
     std::vector<std::shared_ptr<const Experiment>> list{
-        depth_experiment(),      learning_rate_experiment(), init_scale_experiment(),   batch_size_experiment(),
-        eval_mode_experiment(),  running_stats_experiment(), batch_mates_experiment(),  bias_before_norm_experiment(),
-        rms_offset_experiment(), group_norm_experiment(),    careful_init_experiment(), pre_post_norm_experiment(),
-        adam_norm_experiment()};
+        depth_experiment(),         learning_rate_experiment(),    init_scale_experiment(),
+        batch_size_experiment(),    eval_mode_experiment(),        running_stats_experiment(),
+        batch_mates_experiment(),   bias_before_norm_experiment(), rms_offset_experiment(),
+        group_norm_experiment(),    careful_init_experiment(),     cnn_batch_size_experiment(),
+        pre_post_norm_experiment(), adam_norm_experiment()};
     return list;
   }();
   return experiments;

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "lesson/cnn.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/init.hpp"
 #include "minidl/nn/linear.hpp"
@@ -13,7 +14,7 @@
 namespace minidl::lesson {
 namespace {
 
-constexpr std::array<const char*, 3> kArchNames{"mlp", "resmlp-pre", "resmlp-post"};
+constexpr std::array<const char*, 4> kArchNames{"mlp", "resmlp-pre", "resmlp-post", "cnn"};
 constexpr std::array<const char*, 3> kInitNames{"pytorch", "xavier", "kaiming"};
 
 nn::BlockOptions block_options(NormKind norm, const DeepNetOptions& net, const ModelOptions& model,
@@ -69,7 +70,7 @@ std::string arch_name(Arch arch) { return kArchNames[size_t(arch)]; }
 Arch parse_arch(const std::string& name) {
   for (size_t i = 0; i < kArchNames.size(); ++i)
     if (name == kArchNames[i]) return Arch(i);
-  throw UsageError(cat("--arch: unknown architecture \"", name, "\": choose from mlp, resmlp-pre, resmlp-post"));
+  throw UsageError(cat("--arch: unknown architecture \"", name, "\": choose from mlp, resmlp-pre, resmlp-post, cnn"));
 }
 
 std::string init_name(InitScheme init) { return kInitNames[size_t(init)]; }
@@ -81,10 +82,26 @@ InitScheme parse_init(const std::string& name) {
                        "\": choose from pytorch, xavier, kaiming (--init-from DIR starts from checkpoints)"));
 }
 
+std::string display_name(NormKind norm, Arch arch) {
+  if (arch == Arch::CNN && norm == NormKind::Batch) return "BatchNorm2d";
+  if (arch == Arch::CNN && norm == NormKind::Layer) return "GroupNorm(1, C)";
+  return display_name(norm);
+}
+
 void check_model_options(NormKind norm, const DeepNetOptions& net, const ModelOptions& model) {
-  check_deep_net_options(norm, net);
+  if (model.arch == Arch::CNN) check_cnn_options(norm, net);
+  else check_deep_net_options(norm, net);
   if (!(model.dropout >= 0.0 && model.dropout < 1.0))
     throw UsageError(cat("--dropout must be in [0, 1), got ", model.dropout));
+  if (model.arch == Arch::CNN) {
+    if (model.dropout > 0.0)
+      throw UsageError("--dropout needs --arch resmlp-pre or resmlp-post (the cnn has no dropout)");
+    if (model.init != InitScheme::PyTorch)
+      throw UsageError(cat("--init ", init_name(model.init),
+                           " re-draws Linear layers only: --arch cnn takes --init pytorch (its convolutions "
+                           "would keep PyTorch's draw)"));
+    return;
+  }
   if (model.arch == Arch::MLP) {
     if (model.dropout > 0.0)
       throw UsageError("--dropout needs --arch resmlp-pre or resmlp-post (the lesson's mlp has no dropout)");
@@ -99,8 +116,19 @@ void check_model_options(NormKind norm, const DeepNetOptions& net, const ModelOp
 std::shared_ptr<nn::Sequential> build_model(NormKind norm, const DeepNetOptions& net, const ModelOptions& model,
                                             Generator& gen, std::shared_ptr<Generator> dropout_gen) {
   check_model_options(norm, net, model);
-  std::shared_ptr<nn::Sequential> seq =
-      model.arch == Arch::MLP ? deep_net(norm, net, gen) : res_mlp(norm, net, model, gen, std::move(dropout_gen));
+  std::shared_ptr<nn::Sequential> seq;
+  switch (model.arch) {
+    case Arch::MLP:
+      seq = deep_net(norm, net, gen);
+      break;
+    case Arch::CNN:
+      seq = cnn_net(norm, net, gen);
+      break;
+    case Arch::ResMLPPre:
+    case Arch::ResMLPPost:
+      seq = res_mlp(norm, net, model, gen, std::move(dropout_gen));
+      break;
+  }
   apply_init(*seq, model.init, gen);
   return seq;
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The model a run trains, chosen by --arch: the lesson's deep tanh MLP (deep_net.hpp) or a
-// residual MLP stack with the norm before or after each block, and how its Linear layers
-// are initialized (--init). One dispatch, build_model(), so every caller builds the same.
+// The model a run trains, chosen by --arch: the lesson's deep tanh MLP (deep_net.hpp), a
+// residual MLP stack with the norm before or after each block, or a small CNN (cnn.hpp), and
+// how its Linear layers are initialized (--init). One dispatch, build_model(), so every caller builds the same.
 //
 //   resmlp-pre:  Linear(in, width), blocks x PreNormBlock, norm(width), Linear(width, classes)
 //   resmlp-post: Linear(in, width), blocks x PostNormBlock, Linear(width, classes)
@@ -19,17 +19,20 @@
 
 namespace minidl::lesson {
 
-enum class Arch { MLP, ResMLPPre, ResMLPPost };
+enum class Arch { MLP, ResMLPPre, ResMLPPost, CNN };
 /// How the weights are drawn after the model is built.
 enum class InitScheme { PyTorch, Xavier, Kaiming };
 
-/// "mlp", "resmlp-pre", "resmlp-post".
+/// "mlp", "resmlp-pre", "resmlp-post", "cnn".
 std::string arch_name(Arch arch);
 /// The Arch of a name; throws UsageError listing the choices for any other.
 Arch parse_arch(const std::string& name);
 /// "pytorch", "xavier", "kaiming".
 std::string init_name(InitScheme init);
 InitScheme parse_init(const std::string& name);
+/// The name the lesson prints for norm in arch: display_name(norm), but the CNN's
+/// "BatchNorm2d" (batch) and "GroupNorm(1, C)" (layer).
+std::string display_name(NormKind norm, Arch arch);
 
 struct ModelOptions {
   Arch arch = Arch::MLP;
@@ -40,8 +43,9 @@ struct ModelOptions {
 };
 
 /// Throws UsageError for what cannot be built: resmlp with a norm other than layer or rms,
-/// fewer than 1 block or an expansion below 1, dropout outside [0, 1) or given to mlp, and
-/// check_deep_net_options' refusals.
+/// fewer than 1 block or an expansion below 1, dropout outside [0, 1) or given to mlp or cnn,
+/// cnn with --init other than pytorch (its convolutions would keep PyTorch's draw), and
+/// check_deep_net_options' (for cnn check_cnn_options') refusals.
 void check_model_options(NormKind norm, const DeepNetOptions& net, const ModelOptions& model);
 
 /// The model of norm, net and model, its Linear layers drawn from gen in layer order (for

@@ -21,11 +21,12 @@ struct NormNames {
   const char* display_name;
 };
 
-constexpr std::array<NormNames, 5> kNorms{{{NormKind::None, "none", "no normalization"},
+constexpr std::array<NormNames, 6> kNorms{{{NormKind::None, "none", "no normalization"},
                                            {NormKind::Batch, "batch", "BatchNorm1d"},
                                            {NormKind::Layer, "layer", "LayerNorm"},
                                            {NormKind::RMS, "rms", "RMSNorm"},
-                                           {NormKind::Group, "group", "GroupNorm"}}};
+                                           {NormKind::Group, "group", "GroupNorm"},
+                                           {NormKind::Instance, "instance", "GroupNorm(C, C)"}}};
 
 const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
 
@@ -41,6 +42,7 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& optio
     case NormKind::Group:
       return std::make_shared<nn::GroupNorm>(options.groups, options.width);
     case NormKind::None:
+    case NormKind::Instance:
       break;
   }
   return nullptr;
@@ -60,7 +62,7 @@ std::string display_name(NormKind norm) { return names_of(norm).display_name; }
 NormKind parse_norm(const std::string& name) {
   for (const NormNames& n : kNorms)
     if (name == n.short_name) return n.norm;
-  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group"));
+  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group, instance"));
 }
 
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
@@ -72,6 +74,10 @@ void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
   positive("groups", options.groups);
   positive("in_features", options.in_features);
   positive("classes", options.classes);
+  if (norm == NormKind::Instance)
+    throw UsageError(
+        "instance normalization needs images: use it with --arch cnn (in the MLP each of its groups "
+        "would hold one value)");
   if (!(options.init_scale > 0.0) || !std::isfinite(options.init_scale))
     throw UsageError(cat("init_scale must be a positive number, got ", options.init_scale));
   if (options.bn_momentum && !(*options.bn_momentum >= 0.0 && *options.bn_momentum <= 1.0))

@@ -11,12 +11,14 @@
 
 namespace minidl::lesson {
 
-/// The norm layer after each Linear (before its Tanh).
-enum class NormKind { None, Batch, Layer, RMS, Group };
+/// The norm layer after each Linear (before its Tanh), or in the CNN after each Conv2d.
+/// Instance (GroupNorm with one channel a group) exists in the CNN only.
+enum class NormKind { None, Batch, Layer, RMS, Group, Instance };
 
-/// The name used on the command line and in files: "none", "batch", "layer", "rms", "group".
+/// The name used on the command line and in files: "none", "batch", "layer", "rms", "group", "instance".
 std::string short_name(NormKind norm);
-/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm".
+/// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm",
+/// "GroupNorm(C, C)" (instance); the CNN's other names: display_name(norm, arch) in arch.hpp.
 std::string display_name(NormKind norm);
 /// The NormKind of a short name; throws UsageError listing the choices for any other.
 NormKind parse_norm(const std::string& name);
@@ -33,8 +35,8 @@ struct DeepNetOptions {
   bool bias_before_norm = true;             // false: the Linear before each norm layer has no bias
 };
 
-/// Throws UsageError naming the option for a size below 1, or groups not dividing width
-/// when norm is GroupNorm.
+/// Throws UsageError naming the option for a size below 1, groups not dividing width when
+/// norm is GroupNorm, or instance normalization (one value a group in an MLP).
 void check_deep_net_options(NormKind norm, const DeepNetOptions& options);
 
 /// Throws UsageError naming the sizes when deep_net(norm, options) cannot be built (a shape

@@ -132,8 +132,9 @@ std::string seed_table(const std::vector<RunResult>& results, const std::vector<
   table += padded("", 18) + padded("training loss", 23) + padded("validation loss", 23) + padded("val accuracy", 23) +
            "| train loss  val accuracy\n";
   for (const NormSpread& row : spreads_by_norm(results, norms, seeds)) {
-    std::string line = padded(display_name(row.norm), 18) + padded(cell(row.train_loss), 23) +
-                       padded(cell(row.val_loss), 23) + padded(cell(row.val_accuracy), 23) + "| ";
+    std::string line = padded(display_name(row.norm, results.empty() ? Arch::MLP : results.front().arch), 18) +
+                       padded(cell(row.train_loss), 23) + padded(cell(row.val_loss), 23) +
+                       padded(cell(row.val_accuracy), 23) + "| ";
     if (row.first_seed && row.first_seed->ok()) {
       char figures[48];
       std::snprintf(figures, sizeof figures, "%.3f       %.3f", double(row.first_seed->train_loss),

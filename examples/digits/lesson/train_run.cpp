@@ -42,8 +42,8 @@ std::string non_finite_text(float value) {
 }
 
 std::string divergence_message(const TrainOptions& o, int64_t epoch, int64_t step, float loss) {
-  return cat(run_label(o.norm, o.seed), ": the loss became ", non_finite_text(loss), " at epoch ", epoch, ", step ",
-             step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
+  return cat(run_label(o.norm, o.seed, o.model.arch), ": the loss became ", non_finite_text(loss), " at epoch ", epoch,
+             ", step ", step, "; training stopped. Try a lower learning rate than ", o.lr, ".");
 }
 
 // Why a trained model is unusable: weights or buffers that hold NaN or infinity, or a final
@@ -107,19 +107,20 @@ bool stop_asked(const TrainOptions& o) {
 
 }  // namespace
 
-std::string run_label(NormKind norm, uint64_t seed) {
-  return cat("run \"", short_name(norm), "\" (", display_name(norm), ", seed ", seed, ")");
+std::string run_label(NormKind norm, uint64_t seed, Arch arch) {
+  return cat("run \"", short_name(norm), "\" (", display_name(norm, arch), ", seed ", seed, ")");
 }
 
 std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples) {
-  if (o.norm != NormKind::Batch || o.batch_size < 1) return std::nullopt;
+  // The CNN's BatchNorm2d has H x W values per channel and example: a batch of one is enough.
+  if (o.norm != NormKind::Batch || o.batch_size < 1 || o.model.arch == Arch::CNN) return std::nullopt;
   const std::string why = "BatchNorm1d in training mode needs more than one value per channel";
   if (o.batch_size == 1)
-    return cat(run_label(o.norm, o.seed), " refused: batch size 1 puts one example in every batch, and ", why,
-               "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
+    return cat(run_label(o.norm, o.seed, o.model.arch), " refused: batch size 1 puts one example in every batch, and ",
+               why, "; choose a batch size of at least 2 (with --drop-last where the last batch would hold one)");
   if (!o.drop_last && train_examples % o.batch_size == 1)
-    return cat(run_label(o.norm, o.seed), " refused: batch size ", o.batch_size, " on the ", train_examples,
-               "-example training split leaves a last batch of one example, and ", why,
+    return cat(run_label(o.norm, o.seed, o.model.arch), " refused: batch size ", o.batch_size, " on the ",
+               train_examples, "-example training split leaves a last batch of one example, and ", why,
                "; pass --drop-last or choose another batch size");
   return std::nullopt;
 }
@@ -164,17 +165,17 @@ std::string summary_line(const RunResult& result) {
     const bool at_a_step = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
     const char* what = result.interrupted ? "interrupted" : result.diverged ? "diverged after its last step" : "failed";
     if (!at_a_step) {
-      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm).c_str(), what);
+      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm, result.arch).c_str(), what);
       return line;
     }
     const StepLoss& last = result.curve.back();
     std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld",
-                  display_name(result.norm).c_str(), non_finite_text(last.loss).c_str(),
+                  display_name(result.norm, result.arch).c_str(), non_finite_text(last.loss).c_str(),
                   static_cast<long long>(last.epoch), static_cast<long long>(last.step));
     return line;
   }
-  std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f", display_name(result.norm).c_str(),
-                double(result.train_loss), double(result.val_accuracy));
+  std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f",
+                display_name(result.norm, result.arch).c_str(), double(result.train_loss), double(result.val_accuracy));
   return line;
 }
 
@@ -183,6 +184,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
+  result.arch = o.model.arch;
   result.seed = o.seed;
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
   // Dropout's masks come from a stream of the run's own too, apart from the init's.
@@ -213,7 +215,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
       if (o.steps && step == *o.steps) break;
       if (stop_asked(o)) {
         result.interrupted = true;
-        result.failure = cat(run_label(o.norm, o.seed), ": interrupted before epoch ", epoch, ", step ", step + 1);
+        result.failure =
+            cat(run_label(o.norm, o.seed, o.model.arch), ": interrupted before epoch ", epoch, ", step ", step + 1);
         break;
       }
       optimizer->zero_grad();
@@ -250,7 +253,8 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     result.val_accuracy = val.accuracy;
     // Every step's loss can be finite while the last step blew the weights up: check the end.
     if (const std::optional<std::string> why = non_finite_end(model, result)) {
-      result.failure = cat(run_label(o.norm, o.seed), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
+      result.failure =
+          cat(run_label(o.norm, o.seed, o.model.arch), ": ", *why, "; try a lower learning rate than ", o.lr, ".");
       result.diverged = true;
     }
   }

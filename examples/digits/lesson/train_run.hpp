@@ -86,6 +86,7 @@ struct Evaluation {
 
 struct RunResult {
   NormKind norm = NormKind::None;
+  Arch arch = Arch::MLP;
   uint64_t seed = 0;
   std::vector<StepLoss> curve;              // every optimizer step, in order
   std::vector<EpochValidation> validation;  // after every completed epoch
@@ -110,7 +111,7 @@ struct RunResult {
 Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets);
 
 /// "run \"batch\" (BatchNorm1d, seed 3)": how messages name a run.
-std::string run_label(NormKind norm, uint64_t seed);
+std::string run_label(NormKind norm, uint64_t seed, Arch arch = Arch::MLP);
 
 /// The lesson's line: "<name padded to 17> training loss X.XXX   val accuracy Y.YYY", or
 /// for a run that did not finish "<name padded to 17> diverged: loss nan at epoch E, step S"

@@ -21,6 +21,7 @@ std::shared_ptr<const Experiment> batch_mates_experiment();
 std::shared_ptr<const Experiment> bias_before_norm_experiment();
 std::shared_ptr<const Experiment> rms_offset_experiment();
 std::shared_ptr<const Experiment> group_norm_experiment();
+std::shared_ptr<const Experiment> cnn_batch_size_experiment();
 std::shared_ptr<const Experiment> careful_init_experiment();
 // These two need the trainer's optimizer switch (lesson/trainer_setup.hpp).
 std::shared_ptr<const Experiment> pre_post_norm_experiment();

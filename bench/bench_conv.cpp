@@ -1,0 +1,151 @@
+// bench_conv: the convolution workloads of docs/benchmarks.md, each printed as one line
+// "<what> <case> ... <ms> ms" that scripts/bench_conv_vs_pytorch.sh reads:
+//   layer: Conv2d forward + backward on (32, 64, 32, 32), 3x3, 64 -> 64, padding 1, against
+//          its GEMM floor (the sgemm calls alone, replayed in turn with the workload);
+//   cnn:   the digits' CNN training step (forward, cross-entropy, backward, SGD) at batch 64;
+//   tiny:  the digits' three convolutions (batch 64, 8x8) forward + backward, im2col + sgemm
+//          against the direct loop, to choose the path for tiny images.
+#include <cxxopts.hpp>
+#include <iostream>
+#include <sstream>
+#include <tuple>
+
+#include "kernels/conv/conv2d.hpp"
+#include "lesson/cnn.hpp"
+#include "minidl/minidl.hpp"
+#include "timing.hpp"
+
+using namespace minidl;
+
+namespace {
+
+void bench_layer(int repeats) {
+  Generator gen(0);
+  nn::Conv2d conv(nn::Conv2dOptions(64, 64, 3).padding(1), gen);
+  Tensor x = Tensor::randn({32, 64, 32, 32}, gen).requires_grad_();
+  const Tensor gout = Tensor::randn({32, 64, 32, 32}, gen);
+  auto step = [&] {
+    conv.zero_grad();
+    x.zero_grad();
+    conv(x).backward(gout);
+  };
+  step();
+  const auto calls = bench::record_gemm_calls(step);
+  const auto [run, floor] = bench::time_against_floor(repeats, step, calls);
+  std::printf(
+      "layer threads %d  wall %.2f ms  floor %.2f ms  ratio %.2f | cpu %.2f ms  floor %.2f ms  ratio %.2f  (%zu "
+      "sgemm, %.1f GFLOP/s)\n",
+      get_num_threads(), run.wall * 1e3, floor.wall * 1e3, run.wall / floor.wall, run.cpu * 1e3, floor.cpu * 1e3,
+      run.cpu / floor.cpu, calls.size(), bench::gemm_flops(calls) / run.wall * 1e-9);
+}
+
+void bench_cnn(const std::string& norm_name, int repeats, int steps) {
+  const lesson::NormKind norm = lesson::parse_norm(norm_name);
+  Generator gen(0);
+  auto model = lesson::cnn_net(norm, {}, gen);
+  optim::SGD sgd(model->parameters(), {.lr = 0.05});
+  const Tensor x = Tensor::rand({64, 64}, gen);  // the digits' pixels / 16 are in [0, 1]
+  const Tensor y = Tensor::randint(0, 10, {64}, gen);
+  auto epoch = [&] {
+    for (int s = 0; s < steps; ++s) {
+      sgd.zero_grad();
+      cross_entropy((*model)(x), y).backward();
+      sgd.step();
+    }
+  };
+  epoch();
+  const bench::Timing t = bench::best_timing(repeats, epoch);
+  std::printf("cnn %s  wall %.1f us/step | cpu %.1f us/step  (best of %d x %d steps, batch 64)\n", norm_name.c_str(),
+              t.wall / steps * 1e6, t.cpu / steps * 1e6, repeats, steps);
+}
+
+void bench_tiny(int repeats) {
+  const std::vector<std::pair<const char*, kernels::Conv2dGeometry>> shapes{{"conv1 1->16 8x8",
+                                                                             {.batch = 64,
+                                                                              .in_channels = 1,
+                                                                              .in_h = 8,
+                                                                              .in_w = 8,
+                                                                              .out_channels = 16,
+                                                                              .kernel_h = 3,
+                                                                              .kernel_w = 3,
+                                                                              .pad_h = 1,
+                                                                              .pad_w = 1}},
+                                                                            {"conv2 16->32 s2",
+                                                                             {.batch = 64,
+                                                                              .in_channels = 16,
+                                                                              .in_h = 8,
+                                                                              .in_w = 8,
+                                                                              .out_channels = 32,
+                                                                              .kernel_h = 3,
+                                                                              .kernel_w = 3,
+                                                                              .stride_h = 2,
+                                                                              .stride_w = 2,
+                                                                              .pad_h = 1,
+                                                                              .pad_w = 1}},
+                                                                            {"conv3 32->32 4x4",
+                                                                             {.batch = 64,
+                                                                              .in_channels = 32,
+                                                                              .in_h = 4,
+                                                                              .in_w = 4,
+                                                                              .out_channels = 32,
+                                                                              .kernel_h = 3,
+                                                                              .kernel_w = 3,
+                                                                              .pad_h = 1,
+                                                                              .pad_w = 1}}};
+  for (const auto& [name, g] : shapes) {
+    Generator gen(1);
+    const Tensor x = Tensor::randn({g.batch, g.in_channels, g.in_h, g.in_w}, gen);
+    const Tensor w = Tensor::randn({g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}, gen);
+    const Tensor b = Tensor::randn({g.out_channels}, gen);
+    Tensor out = Tensor::empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
+    Tensor dx = Tensor::empty(x.shape()), dw = Tensor::empty(w.shape()), db = Tensor::empty(b.shape());
+    Tensor cols = Tensor::empty({g.in_channels * g.kernel_h * g.kernel_w, g.batch * g.positions()});
+    const auto time = [&](auto pass) {
+      return bench::best_timing(repeats, [&] {
+        for (int i = 0; i < 10; ++i) pass();
+      });
+    };
+    // The im2col path as conv2d runs it: the forward keeps its columns for the weight gradient.
+    const bench::Timing fast = time([&] {
+      kernels::conv2d_forward(g, x.data(), w.data(), b.data(), out.data(), cols.data());
+      kernels::conv2d_backward(g, x.data(), w.data(), out.data(), dx.data(), dw.data(), db.data(), cols.data());
+    });
+    const bench::Timing direct = time([&] {
+      kernels::conv2d_forward_direct(g, x.data(), w.data(), b.data(), out.data());
+      kernels::conv2d_backward_direct(g, x.data(), w.data(), out.data(), dx.data(), dw.data(), db.data());
+    });
+    std::printf("tiny %-17s cpu: im2col+sgemm %8.1f us  direct %8.1f us  direct / im2col %.1fx\n", name,
+                fast.cpu / 10 * 1e6, direct.cpu / 10 * 1e6, direct.cpu / fast.cpu);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("bench_conv", "Conv2d and the digits' CNN: timings for docs/benchmarks.md.");
+  options.add_options()("what", "layer, cnn or tiny", cxxopts::value<std::string>()->default_value("layer"))(
+      "norm", "cnn: comma list of norms", cxxopts::value<std::string>()->default_value("none,batch,group"))(
+      "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
+      "steps", "cnn: training steps a repeat", cxxopts::value<int>()->default_value("22"))(
+      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))("help",
+                                                                                               "show this help");
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return 0;
+  }
+  set_num_threads(args["threads"].as<int>());
+  const std::string what = args["what"].as<std::string>();
+  const int repeats = args["repeats"].as<int>();
+  if (what == "layer") {
+    bench_layer(repeats);
+  } else if (what == "cnn") {
+    std::stringstream list(args["norm"].as<std::string>());
+    for (std::string name; std::getline(list, name, ',');) bench_cnn(name, repeats, args["steps"].as<int>());
+  } else if (what == "tiny") {
+    bench_tiny(repeats);
+  } else {
+    std::cerr << "bench_conv: --what must be layer, cnn or tiny, got " << what << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,68 @@
+#include "lesson/cnn.hpp"
+
+#include "minidl/nn/activation.hpp"
+#include "minidl/nn/conv.hpp"
+#include "minidl/nn/flatten.hpp"
+#include "minidl/nn/linear.hpp"
+#include "minidl/nn/norm/batch_norm.hpp"
+#include "minidl/nn/norm/group_norm.hpp"
+#include "minidl/nn/pooling.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl::lesson {
+
+namespace {
+
+std::shared_ptr<nn::Module> make_norm(NormKind norm, int64_t channels, int64_t groups) {
+  switch (norm) {
+    case NormKind::Batch:
+      return std::make_shared<nn::BatchNorm2d>(channels);
+    case NormKind::Group:
+      return std::make_shared<nn::GroupNorm>(groups, channels);
+    case NormKind::Layer:
+      return std::make_shared<nn::GroupNorm>(1, channels);
+    case NormKind::Instance:
+      return std::make_shared<nn::GroupNorm>(channels, channels);
+    case NormKind::None:
+    case NormKind::RMS:
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void check_cnn_options(NormKind norm, const DeepNetOptions& options) {
+  if (norm == NormKind::RMS)
+    throw UsageError(
+        "the CNN has no RMSNorm form (RMSNorm normalizes trailing dims): choose from none, batch, layer, "
+        "group, instance with --arch cnn");
+  if (options.classes < 1) throw UsageError(cat("classes must be at least 1, got ", options.classes));
+  if (options.in_features != 64)
+    throw UsageError(cat("the CNN reads 8x8 images: in_features must be 64, got ", options.in_features));
+  if (norm == NormKind::Group && (options.groups < 1 || kCnnChannels % options.groups != 0))
+    throw UsageError(cat("GroupNorm in the CNN needs groups to divide its ", kCnnChannels, " and ", 2 * kCnnChannels,
+                         " channels: groups ", options.groups, " does not divide ", kCnnChannels));
+}
+
+std::shared_ptr<nn::Sequential> cnn_net(NormKind norm, const DeepNetOptions& options, Generator& gen) {
+  check_cnn_options(norm, options);
+  const int64_t c1 = kCnnChannels, c2 = 2 * kCnnChannels;
+  auto model = std::make_shared<nn::Sequential>();
+  model->push_back(std::make_shared<nn::Unflatten>(1, Shape{1, 8, 8}));
+  const auto block = [&](nn::Conv2dOptions conv) {
+    const int64_t channels = conv.out_channels;
+    model->push_back(std::make_shared<nn::Conv2d>(conv, gen));
+    if (norm != NormKind::None) model->push_back(make_norm(norm, channels, options.groups));
+    model->push_back(std::make_shared<nn::ReLU>());
+  };
+  block(nn::Conv2dOptions(1, c1, 3).padding(1));
+  block(nn::Conv2dOptions(c1, c2, 3).stride(2).padding(1));
+  block(nn::Conv2dOptions(c2, c2, 3).padding(1));
+  model->push_back(std::make_shared<nn::AdaptiveAvgPool2d>(1));
+  model->push_back(std::make_shared<nn::Flatten>());
+  model->push_back(std::make_shared<nn::Linear>(c2, options.classes, gen));
+  return model;
+}
+
+}  // namespace minidl::lesson

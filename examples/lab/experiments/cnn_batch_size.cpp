@@ -1,0 +1,137 @@
+// 11. GroupNorm's Figure 1 on the digits: validation error against batch size for
+// BatchNorm2d, GroupNorm, LayerNorm (GroupNorm(1, C)) and instance norm (GroupNorm(C, C))
+// in the digits' CNN (examples/digits/lesson/cnn.hpp); and BatchNorm2d trains at batch 1.
+#include <algorithm>
+#include <cmath>
+
+#include "experiments.hpp"
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using lesson::NormKind;
+
+constexpr double kRise = 0.1;    // how far BatchNorm2d's error at batch 2 must rise above its best at >= 16
+constexpr double kFlat = 0.05;   // how close GroupNorm's error at batch 2 must stay to its best at >= 16
+constexpr double kChance = 0.2;  // the accuracy BatchNorm2d at batch 1 must pass to "train" (chance: 0.1)
+constexpr double kBaseLr = 0.05, kBaseBatch = 64;  // the lesson's lr at its batch, scaled linearly
+
+std::vector<double> sizes(const Settings& s) {
+  if (s.quick) return {1, 2, 64};
+  return {1, 2, 4, 8, 16, 32, 64, 128};
+}
+std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::Group, NormKind::Layer, NormKind::Instance}; }
+
+class CnnBatchSize : public Experiment {
+ public:
+  std::string name() const override { return "cnn_batch_size"; }
+  std::string title() const override { return "GroupNorm's Figure 1 on the digits"; }
+  std::string claim() const override {
+    return "BatchNorm's error rises as the batch shrinks (its statistics become noisy), while GroupNorm's stays "
+           "flat; and BatchNorm2d, unlike BatchNorm1d, trains at batch size 1 (each channel still has H x W values)";
+  }
+  std::string source() const override { return "Wu & He, Group Normalization (2018), Figure 1; issue 17"; }
+  std::string setup(const Settings& s) const override {
+    std::string list;
+    for (double b : sizes(s)) list += (list.empty() ? "" : ", ") + plain(b);
+    return cat(
+        "The digits' CNN (3 convolutions, global average pooling, Linear; docs/cnn.md) with BatchNorm2d, "
+        "GroupNorm(8, C), GroupNorm(1, C) and GroupNorm(C, C); batch size ",
+        list, " with --drop-last, ", lesson_training(s).epochs, " epoch(s), SGD with the lr scaled linearly ",
+        "with the batch as the paper does (", kBaseLr, " at batch ", kBaseBatch, ").");
+  }
+  std::string rule() const override {
+    return cat("(a) BatchNorm2d's mean validation error at batch 2 is at least ", kRise,
+               " above its lowest at batch 16 or more; (b) GroupNorm's is within ", kFlat,
+               " of its lowest there; (c) BatchNorm2d at batch 1 trains: no run refused or diverged, and its mean "
+               "validation accuracy passes ",
+               kChance,
+               " (chance is 0.1). A diverged run counts as error 1. Held: all three; held partly: one "
+               "or two; did not hold: none.");
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (double b : sizes(c.settings))
+      for (NormKind norm : norms())
+        for (uint64_t seed : c.settings.seeds) {
+          lesson::TrainOptions o = lesson_training(c.settings);
+          o.model.arch = lesson::Arch::CNN;
+          o.norm = norm;
+          o.seed = seed;
+          o.batch_size = int64_t(b);
+          o.drop_last = true;
+          o.lr = kBaseLr * b / kBaseBatch;
+          jobs.push_back(train_job(c, o, Record().set("batch_size", b)));
+        }
+    return jobs;
+  }
+  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+    Outcome out;
+    std::string script = plot_header("cnn_batch_size.png") +
+                         "set title 'The digits CNN: validation error against batch size (mean and range over "
+                         "seeds)'\nset logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation error'\n"
+                         "set yrange [0:1]\nset xrange [0.8:160]\nset key top right\n";
+    std::vector<std::vector<std::string>> rows;
+    std::string plots;
+    for (size_t i = 0; i < norms().size(); ++i) {
+      const auto mine = where(records, {{"norm", lesson::short_name(norms()[i])}});
+      std::vector<std::string> row{lesson::display_name(norms()[i], lesson::Arch::CNN)};
+      for (double b : sizes(s)) {
+        const auto at = where_num(mine, "batch_size", b);
+        const lesson::Spread acc = spread(at, "val_accuracy");
+        const size_t failed = at.size() - acc.count;
+        row.push_back(acc.count == 0 ? "failed"
+                                     : cat(fixed(1.0 - acc.mean, 2), " [", fixed(1.0 - acc.max, 2), ", ",
+                                           fixed(1.0 - acc.min, 2), "]", failed ? cat(" (", failed, " failed)") : ""));
+      }
+      rows.push_back(row);
+      script += series_block(cat("n", i), mine, "batch_size", sizes(s), "val_accuracy");
+      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.04 * double(i),
+                   "):(1-$2):(1-$4):(1-$3) with yerrorlines lw 2 title '",
+                   lesson::display_name(norms()[i], lesson::Arch::CNN), "'");
+    }
+    std::vector<std::string> header{"norm"};
+    for (double b : sizes(s)) header.push_back("batch " + plain(b));
+    out.table = cat("Validation error (1 - accuracy) after ", lesson_training(s).epochs,
+                    " epoch(s), mean [min, max] over seeds:\n\n", markdown_table(header, rows));
+    draw(s.out_dir, "cnn_batch_size.png", script + plots + "\n");
+    out.pictures = {"cnn_batch_size.png"};
+
+    auto error = [&](NormKind norm, double b) {
+      return 1.0 -
+             mean_counting_failures(where_num(where(records, {{"norm", lesson::short_name(norm)}}), "batch_size", b),
+                                    "val_accuracy", 0.0);
+    };
+    auto best_large = [&](NormKind norm) {
+      double best = 1.0;
+      for (double b : sizes(s))
+        if (b >= 16) best = std::min(best, error(norm, b));
+      return best;
+    };
+    const double bn2 = error(NormKind::Batch, 2), bn_best = best_large(NormKind::Batch);
+    const double gn2 = error(NormKind::Group, 2), gn_best = best_large(NormKind::Group);
+    const bool rises = bn2 >= bn_best + kRise, flat = gn2 <= gn_best + kFlat;
+    const auto bn1 = where_num(where(records, {{"norm", "batch"}}), "batch_size", 1);
+    const size_t bn1_bad = count_status(bn1, "refused") + count_status(bn1, "diverged") + count_status(bn1, "failed");
+    const double bn1_acc = 1.0 - error(NormKind::Batch, 1);
+    const bool trains = !bn1.empty() && bn1_bad == 0 && bn1_acc > kChance;
+    const int held = int(rises) + int(flat) + int(trains);
+    out.verdict = held == 3 ? Verdict::Held : held > 0 ? Verdict::HeldPartly : Verdict::DidNotHold;
+    out.why = cat("(a) BatchNorm2d's error at batch 2 is ", fixed(bn2), " against its best ", fixed(bn_best),
+                  " at batch >= 16: ", rises ? "it rises" : "it does not rise by this rule",
+                  ". (b) GroupNorm's: ", fixed(gn2), " against ", fixed(gn_best), ": ",
+                  flat ? "flat" : "not flat by this rule", ". (c) BatchNorm2d at batch 1: ", bn1_bad, " of ",
+                  bn1.size(), " runs refused or diverged, mean accuracy ", fixed(bn1_acc), ": ",
+                  trains ? "it trains" : "it does not train by this rule", ".");
+    return out;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> cnn_batch_size_experiment() { return std::make_shared<CnnBatchSize>(); }
+
+}  // namespace minidl::lab

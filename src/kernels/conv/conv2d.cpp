@@ -1,0 +1,244 @@
+#include "kernels/conv/conv2d.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "kernels/gemm.hpp"
+#include "kernels/parallel_for.hpp"
+
+namespace minidl::kernels {
+
+namespace {
+// Scratch that every use overwrites first: no zero fill (a vector's would cost a memset).
+std::unique_ptr<float[]> scratch(int64_t count) { return std::make_unique_for_overwrite<float[]>(size_t(count)); }
+}  // namespace
+
+int64_t Conv2dGeometry::chunk() const {
+  constexpr int64_t kColumnFloats = int64_t(1) << 20;  // 4 MB of columns: L2-sized on most CPUs
+  const int64_t per_image = std::max<int64_t>(1, in_channels * kernel_h * kernel_w * positions());
+  return std::clamp<int64_t>(kColumnFloats / per_image, 1, std::max<int64_t>(1, batch));
+}
+
+namespace {
+
+// Along one axis, for each kernel tap t: the outputs [first, last) whose input position
+// o * stride + shift (shift = t * dilation - pad) lies inside the image; the others read
+// padding. Computed once a call, so the loops over rows and columns run without bounds checks
+// (a plain copy at stride 1): on the digits' 4x4 and 8x8 images the checks cost more than
+// the copying.
+struct Tap {
+  int64_t first, last, shift;
+};
+
+std::vector<Tap> taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  const auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  std::vector<Tap> result(static_cast<size_t>(kernel));
+  for (int64_t t = 0; t < kernel; ++t) {
+    const int64_t shift = t * dilation - pad;
+    const int64_t first = std::clamp<int64_t>(ceil_div(-shift, stride), 0, out);
+    const int64_t last = std::clamp<int64_t>(ceil_div(in - shift, stride), first, out);
+    result[size_t(t)] = {first, last, shift};
+  }
+  return result;
+}
+
+struct Taps {
+  std::vector<Tap> rows, cols;
+  explicit Taps(const Conv2dGeometry& g)
+      : rows(taps(g.in_h, g.out_h(), g.kernel_h, g.stride_h, g.pad_h, g.dilation_h)),
+        cols(taps(g.in_w, g.out_w(), g.kernel_w, g.stride_w, g.pad_w, g.dilation_w)) {}
+};
+
+}  // namespace
+
+void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+  const int64_t oh = g.out_h(), ow = g.out_w(), l = oh * ow, kk = g.kernel_h * g.kernel_w;
+  const int64_t width = count * l, in_w = g.in_w, sh = g.stride_h, sw = g.stride_w;  // width: columns of cols
+  const Taps t(g);
+  parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
+    const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
+    const float* plane = x + ((first + b) * g.in_channels + c) * g.in_h * in_w;  // (H, W)
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+      const Tap ty = t.rows[size_t(ki)];
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        const Tap tx = t.cols[size_t(kj)];
+        float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;  // (OH, OW) of this image
+        std::fill(row, row + ty.first * ow, 0.0f);                            // rows in the top padding
+        for (int64_t oy = ty.first; oy < ty.last; ++oy) {
+          const float* in = plane + (oy * sh + ty.shift) * in_w;  // column ox reads in[ox * stride + shift]
+          float* out = row + oy * ow;
+          std::fill(out, out + tx.first, 0.0f);
+          if (sw == 1) std::copy(in + tx.first + tx.shift, in + tx.last + tx.shift, out + tx.first);
+          else
+            for (int64_t ox = tx.first; ox < tx.last; ++ox) out[ox] = in[ox * sw + tx.shift];
+          std::fill(out + tx.last, out + ow, 0.0f);
+        }
+        std::fill(row + ty.last * ow, row + l, 0.0f);  // rows in the bottom padding
+      }
+    }
+  });
+}
+
+void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+  const int64_t oh = g.out_h(), ow = g.out_w(), l = oh * ow, kk = g.kernel_h * g.kernel_w;
+  const int64_t width = count * l, in_w = g.in_w, sh = g.stride_h, sw = g.stride_w;
+  const Taps t(g);
+  // Each (image, channel) plane is written by one iteration only: no two threads add into it.
+  parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
+    const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
+    float* plane = dx + ((first + b) * g.in_channels + c) * g.in_h * in_w;  // (H, W)
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+      const Tap ty = t.rows[size_t(ki)];
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        const Tap tx = t.cols[size_t(kj)];
+        const float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;
+        for (int64_t oy = ty.first; oy < ty.last; ++oy) {
+          float* in = plane + (oy * sh + ty.shift) * in_w;
+          const float* from = row + oy * ow;
+          for (int64_t ox = tx.first; ox < tx.last; ++ox) in[ox * sw + tx.shift] += from[ox];
+        }
+      }
+    }
+  });
+}
+
+void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out,
+                    float* saved_cols) {
+  const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
+  const auto own_cols = scratch(saved_cols != nullptr ? 0 : g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
+  float* cols = saved_cols != nullptr ? saved_cols : own_cols.get();         // (Cin*KH*KW, chunk*L)
+  const auto product = scratch(chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  for (int64_t first = 0; first < g.batch; first += chunk) {
+    const int64_t count = std::min(chunk, g.batch - first), width = count * l;
+    im2col(g, x, first, count, cols);
+    // One image: the product (Cout, L) is the output image itself, started at the bias.
+    float* target = count == 1 ? out + first * g.out_channels * l : product.get();
+    const float beta = count == 1 && bias != nullptr ? 1.0f : 0.0f;
+    if (beta != 0.0f)
+      for (int64_t co = 0; co < g.out_channels; ++co) std::fill_n(target + co * l, l, bias[co]);
+    for (int64_t gi = 0; gi < g.groups; ++gi)
+      gemm(false, false, cout_g, width, k, 1.0f, weight + gi * cout_g * k, cols + gi * k * width, beta,
+           target + gi * cout_g * width);
+    if (count == 1) continue;
+    // (Cout, count, L) -> (count, Cout, L), adding the bias.
+    parallel_for(count * g.out_channels, grain_for(l), [&](int64_t bo) {
+      const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
+      const float add = bias != nullptr ? bias[co] : 0.0f;
+      const float* from = product.get() + co * width + b * l;
+      float* to = out + ((first + b) * g.out_channels + co) * l;
+      for (int64_t i = 0; i < l; ++i) to[i] = from[i] + add;
+    });
+  }
+}
+
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,
+                     float* dweight, float* dbias, const float* saved_cols) {
+  const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
+  const int64_t rows = g.in_channels * g.kernel_h * g.kernel_w;
+  const auto cols = scratch(rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
+  const auto gathered = scratch(chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  if (dbias != nullptr) {  // sums over images and positions, in double, in a fixed order
+    std::vector<double> sums(size_t(g.out_channels), 0.0);
+    for (int64_t b = 0; b < g.batch; ++b)
+      for (int64_t co = 0; co < g.out_channels; ++co) {
+        const float* plane = dout + (b * g.out_channels + co) * l;
+        double s = 0.0;
+        for (int64_t i = 0; i < l; ++i) s += plane[i];
+        sums[size_t(co)] += s;
+      }
+    for (int64_t co = 0; co < g.out_channels; ++co) dbias[co] = float(sums[size_t(co)]);
+  }
+  if (dx != nullptr) std::fill_n(dx, g.batch * g.in_channels * g.in_h * g.in_w, 0.0f);
+  if (dweight != nullptr && g.batch == 0) std::fill_n(dweight, g.weight_numel(), 0.0f);
+  for (int64_t first = 0; first < g.batch; first += chunk) {
+    const int64_t count = std::min(chunk, g.batch - first), width = count * l;
+    const float* dy = dout + first * g.out_channels * l;  // (Cout, L) when count == 1
+    if (count > 1) {                                      // (count, Cout, L) -> (Cout, count, L), the product's layout
+      parallel_for(count * g.out_channels, grain_for(l), [&](int64_t bo) {
+        const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
+        std::copy_n(dy + (b * g.out_channels + co) * l, l, gathered.get() + co * width + b * l);
+      });
+      dy = gathered.get();
+    }
+    if (dweight != nullptr) {              // dW_g (Cout/G, K) += dY_g (Cout/G, width) cols_g^T (width, K)
+      const float* unrolled = saved_cols;  // the forward's columns when it kept them (one chunk)
+      if (unrolled == nullptr) {
+        im2col(g, x, first, count, cols.get());
+        unrolled = cols.get();
+      }
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm(false, true, cout_g, k, width, 1.0f, dy + gi * cout_g * width, unrolled + gi * k * width,
+             first == 0 ? 0.0f : 1.0f, dweight + gi * cout_g * k);
+    }
+    if (dx != nullptr) {  // dcols_g (K, width) = W_g^T (K, Cout/G) dY_g (Cout/G, width), then col2im
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm(true, false, k, width, cout_g, 1.0f, weight + gi * cout_g * k, dy + gi * cout_g * width, 0.0f,
+             cols.get() + gi * k * width);
+      col2im(g, cols.get(), first, count, dx);
+    }
+  }
+}
+
+namespace {
+
+// The input row / column that output row oy / column ox reads under kernel tap ki / kj.
+inline int64_t input_row(const Conv2dGeometry& g, int64_t oy, int64_t ki) {
+  return oy * g.stride_h - g.pad_h + ki * g.dilation_h;
+}
+inline int64_t input_col(const Conv2dGeometry& g, int64_t ox, int64_t kj) {
+  return ox * g.stride_w - g.pad_w + kj * g.dilation_w;
+}
+
+// Calls f(input index, weight index, output index) for every term of the convolution sum.
+template <typename F>
+void for_each_term(const Conv2dGeometry& g, F&& f) {
+  const int64_t oh = g.out_h(), ow = g.out_w(), cin_g = g.in_channels / g.groups;
+  const int64_t cout_g = g.out_channels / g.groups;
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t co = 0; co < g.out_channels; ++co)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t o = ((b * g.out_channels + co) * oh + oy) * ow + ox;
+          for (int64_t cg = 0; cg < cin_g; ++cg) {
+            const int64_t ci = co / cout_g * cin_g + cg;
+            for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+              const int64_t iy = input_row(g, oy, ki);
+              if (iy < 0 || iy >= g.in_h) continue;
+              for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+                const int64_t ix = input_col(g, ox, kj);
+                if (ix < 0 || ix >= g.in_w) continue;
+                f(((b * g.in_channels + ci) * g.in_h + iy) * g.in_w + ix,
+                  ((co * cin_g + cg) * g.kernel_h + ki) * g.kernel_w + kj, o);
+              }
+            }
+          }
+        }
+}
+
+}  // namespace
+
+void conv2d_forward_direct(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias,
+                           float* out) {
+  const int64_t l = g.positions(), n_out = g.batch * g.out_channels * l;
+  std::vector<double> sums(size_t(n_out), 0.0);
+  for_each_term(g, [&](int64_t i, int64_t w, int64_t o) { sums[size_t(o)] += double(x[i]) * double(weight[w]); });
+  for (int64_t o = 0; o < n_out; ++o)
+    out[o] = float(sums[size_t(o)] + (bias != nullptr ? double(bias[o / l % g.out_channels]) : 0.0));
+}
+
+void conv2d_backward_direct(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,
+                            float* dweight, float* dbias) {
+  const int64_t l = g.positions(), n_in = g.batch * g.in_channels * g.in_h * g.in_w;
+  std::vector<double> gx(size_t(n_in), 0.0), gw(size_t(g.weight_numel()), 0.0), gb(size_t(g.out_channels), 0.0);
+  for_each_term(g, [&](int64_t i, int64_t w, int64_t o) {
+    gx[size_t(i)] += double(weight[w]) * double(dout[o]);
+    gw[size_t(w)] += double(x[i]) * double(dout[o]);
+  });
+  for (int64_t o = 0; o < g.batch * g.out_channels * l; ++o) gb[size_t(o / l % g.out_channels)] += dout[o];
+  if (dx != nullptr) std::transform(gx.begin(), gx.end(), dx, [](double v) { return float(v); });
+  if (dweight != nullptr) std::transform(gw.begin(), gw.end(), dweight, [](double v) { return float(v); });
+  if (dbias != nullptr) std::transform(gb.begin(), gb.end(), dbias, [](double v) { return float(v); });
+}
+
+}  // namespace minidl::kernels
