@@ -34,7 +34,8 @@ TEST_CASE("lab: bad arguments get one line and exit code 2", "[lab][cli]") {
       {{"run"}, "lab: `lab run` needs experiment names or all (see `lab list`)\n"},
       {{"run", "nope", "--out", out},
        "lab: unknown experiment \"nope\": choose from depth, learning_rate, init_scale, batch_size, eval_mode, "
-       "running_stats, batch_mates, bias_before_norm, rms_offset, group_norm, careful_init, cnn_batch_size, pre_post_norm, adam_norm, or all\n"},
+       "running_stats, batch_mates, bias_before_norm, rms_offset, group_norm, careful_init, cnn_batch_size, "
+       "pre_post_norm, adam_norm, or all\n"},
       {{"run", "depth", "depth", "--out", out}, "lab: experiment \"depth\" is named twice\n"},
       {{"run", "all", "--seeds", "4-2", "--out", out},
        "lab: --seeds \"4-2\": the range 4-2 runs backwards (write 2-4)\n"},
