@@ -138,7 +138,8 @@ void check_train_options(const TrainOptions& o, int64_t train_examples) {
                          "-example training split to train on"));
   if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
   const int64_t batches =
-      o.drop_last ? train_examples / o.batch_size : (train_examples + o.batch_size - 1) / o.batch_size;
+      // Without n + b - 1, which overflows for a batch size near INT64_MAX.
+      train_examples / o.batch_size + (!o.drop_last && train_examples % o.batch_size != 0 ? 1 : 0);
   check_trainer_steps(o.trainer, o.steps ? *o.steps : o.epochs * batches);
   if (o.batch_order.empty()) return;
   if (int64_t(o.batch_order.size()) != o.epochs)
