@@ -19,7 +19,9 @@ std::unique_ptr<diagnostics::StatsRecorder> lesson_recorder(nn::Sequential& mode
 
 /// Optimizer steps in one epoch over `examples` (the short last batch counts unless dropped).
 inline int64_t steps_per_epoch(int64_t examples, int64_t batch_size, bool drop_last) {
-  return drop_last ? examples / batch_size : (examples + batch_size - 1) / batch_size;
+  // Without examples + batch_size - 1, which overflows for a batch size near INT64_MAX.
+  const int64_t full = examples / batch_size;
+  return drop_last || examples % batch_size == 0 ? full : full + 1;
 }
 
 /// Steps recorded: every `every`-th, and the last of each epoch (the plots' default step).
