@@ -1,9 +1,10 @@
 #pragma once
-// tanh through SLEEF's vector tanhf with a 1-ulp bound (Sleef_tanhf8_u10), the function
-// PyTorch's CPU kernels call: its values are PyTorch's (bit for bit with PyTorch's AVX2
-// kernels on the tests' grid), exactly +-1 beyond |x| = 8.66, NaN stays NaN. Every value,
-// a tail's too, goes through the same vector call, so a value's result does not depend on
-// where it sits or on the thread count. docs/numerics.md has the measurements behind it.
+// tanh in float: an exp-based formula with a polynomial near 0 (kernels/tanh_value.hpp),
+// within 1.03 ulp of the exact tanh over every float, exactly +-1 past |x| = 9.02, NaN stays
+// NaN. Built for AVX-512, for AVX2 + FMA and plainly, the CPU's best chosen at run time; all
+// three give every value the same bits, wherever it sits in the tensor and at any thread
+// count. PyTorch's tanh is SLEEF's 1-ulp one (kernels/tanh_isa.hpp keeps it as the tests'
+// reference); the two differ by at most one ulp. docs/numerics.md has the measurements.
 #include <cstdint>
 
 namespace minidl::kernels {
