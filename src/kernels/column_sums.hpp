@@ -8,4 +8,10 @@ namespace minidl::kernels {
 /// bits as sum_to_shape); the loop runs across columns, so it vectorizes.
 void column_sums(const float* in, int64_t rows, int64_t cols, float* out);
 
+/// tanh's backward and the bias gradient below it in one pass: dpre = dout * (1 - y^2)
+/// (rows, cols), y = tanh's output, and, when dbias is not null, dbias = column_sums(dpre),
+/// the same bits as the two apart.
+void tanh_backward_column_sums(float* dpre, float* dbias, const float* dout, const float* y, int64_t rows,
+                               int64_t cols);
+
 }  // namespace minidl::kernels

@@ -30,14 +30,19 @@ void Linear::reset_parameters(Generator& gen) {
 }
 
 Tensor Linear::forward(const Tensor& input) {
+  check_input(input);
+  return linear(input, weight, bias);  // folds any leading dims into one batch dim
+}
+
+Tensor Linear::forward_tanh(const Tensor& input) {
+  check_input(input);
+  return linear_tanh(input, weight, bias);
+}
+
+void Linear::check_input(const Tensor& input) const {
   if (input.dim() == 0 || input.size(-1) != in_features_)
     throw Error(cat("Linear: expected input of shape [*, ", in_features_, "] for weight of shape ",
                     to_string(weight.shape()), ", got ", to_string(input.shape())));
-  if (input.dim() == 2) return linear(input, weight, bias);
-  // Fold the leading dims into one batch dim, then restore them.
-  Shape out_shape = input.shape();
-  out_shape.back() = out_features_;
-  return linear(input.reshape({-1, in_features_}), weight, bias).reshape(out_shape);
 }
 
 std::string Linear::extra_repr() const {

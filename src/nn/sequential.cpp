@@ -1,7 +1,10 @@
 #include "minidl/nn/sequential.hpp"
 
 #include <string>
+#include <typeinfo>
 
+#include "minidl/nn/activation.hpp"
+#include "minidl/nn/linear.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -26,9 +29,36 @@ void Sequential::throw_wrong_type(size_t i, const Module& child) {
   throw Error(cat("Sequential::at: child ", i, " is a ", child.type_name(), ", not the type asked for"));
 }
 
+namespace {
+
+// A Linear followed by a Tanh, both exactly those types and without hooks (a hook would see
+// the Linear's output, which the fused op never makes): then one linear_tanh does both.
+Linear* fusable_linear(Module& first, Module& second) {
+  if (typeid(first) != typeid(Linear) || typeid(second) != typeid(Tanh)) return nullptr;
+  if (first.has_hooks() || second.has_hooks()) return nullptr;
+  return static_cast<Linear*>(&first);
+}
+
+}  // namespace
+
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
-  for (const auto& module : modules_) x = (*module)(x);  // through operator(): the child's hooks fire
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (i + 1 < modules_.size()) {
+      if (Linear* linear = fusable_linear(*modules_[i], *modules_[i + 1])) {
+        x = linear->forward_tanh(x);  // the same bits as the two modules apart
+        ++i;
+        continue;
+      }
+    }
+    x = (*modules_[i])(x);  // through operator(): the child's hooks fire
+  }
+  return x;
+}
+
+Tensor Sequential::forward_unfused(const Tensor& input) {
+  Tensor x = input;
+  for (const auto& module : modules_) x = (*module)(x);
   return x;
 }
 

@@ -35,6 +35,9 @@ class Linear : public Module {
 
   /// Input (*, in_features) -> (*, out_features); any leading dims, or none.
   Tensor forward(const Tensor& input) override;
+  /// tanh(forward(input)) as one op (minidl::linear_tanh): the same bits, one graph node
+  /// and one pass less. nn::Sequential calls it for a Linear followed by a Tanh.
+  Tensor forward_tanh(const Tensor& input);
   std::string type_name() const override { return "Linear"; }
   std::string extra_repr() const override;
 
@@ -48,6 +51,8 @@ class Linear : public Module {
   Tensor bias;    // (out_features), undefined when bias = false
 
  private:
+  void check_input(const Tensor& input) const;
+
   int64_t in_features_;
   int64_t out_features_;
 };

@@ -49,6 +49,9 @@ class Module {
   /// forward with this module's hooks around it; containers call their children this way,
   /// so hooks fire in call order. Without hooks, forward alone.
   Tensor operator()(const Tensor& input) { return hooks_ ? call_with_hooks(input) : forward(input); }
+  /// Whether a forward hook was ever registered here (even if since removed): a container
+  /// fuses a child with the next (nn::Sequential's Linear + Tanh) only when neither has.
+  bool has_hooks() const { return hooks_ != nullptr; }
 
   /// PyTorch's register_forward_pre_hook and register_forward_hook: hooks run in
   /// registration order, each seeing the previous one's replacement, whether or not grad

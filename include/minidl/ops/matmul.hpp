@@ -18,4 +18,10 @@ Tensor matmul_t(const Tensor& a, bool transpose_a, const Tensor& b, bool transpo
 /// y (N, *, out), as nn.Linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
+/// tanh(linear(x, weight, bias)) as one op: tanh runs over the output while sgemm left it in
+/// cache, and the backward takes tanh's gradient and the bias's column sums in one pass.
+/// The same values and gradients as the two ops apart, bit for bit; one graph node
+/// ("LinearTanh"). nn::Sequential calls it for a Linear followed by a Tanh.
+Tensor linear_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 }  // namespace minidl
