@@ -24,7 +24,7 @@ minidl_report_openblas_build("${BLAS_LIBRARIES}")
 find_path(MINIDL_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu aarch64-linux-gnu openblas)
 minidl_require(MINIDL_CBLAS_INCLUDE_DIR "cblas.h (OpenBLAS)" libopenblas-dev)
 
-# SLEEF's vector tanh, the one PyTorch's CPU kernels use (docs/numerics.md).
+# SLEEF's vector maths: GELU's erf and tanh, SiLU's exp, and the reference for minidl's own tanh (docs/numerics.md).
 include(MinidlSleef)
 if(TARGET minidl::sleef)
   set(MINIDL_SLEEF_FOUND ON)

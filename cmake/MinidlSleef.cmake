@@ -1,4 +1,4 @@
-# SLEEF, the vector maths library behind minidl's tanh (Debian: libsleef-dev), as the
+# SLEEF, the vector maths library behind GELU and SiLU and tanh's reference (Debian: libsleef-dev), as the
 # imported target minidl::sleef. Shared by minidl's build and its installed package config,
 # so a consumer linking the static libminidl finds it the same way.
 if(NOT TARGET minidl::sleef)
