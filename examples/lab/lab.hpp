@@ -73,6 +73,8 @@ class Experiment {
   virtual std::string setup(const Settings& settings) const = 0;
   virtual std::string rule() const = 0;  // how the verdict is computed, stated before the numbers
   virtual std::vector<Job> plan(const Context& context) const = 0;
+  /// The seeds its runs use (the report names them): all of --seeds unless the grid is too large.
+  virtual std::vector<uint64_t> seeds_used(const Settings& settings) const { return settings.seeds; }
   /// Turns the records of all jobs (in plan order) into the table, pictures and verdict;
   /// pictures are drawn into settings.out_dir.
   virtual Outcome judge(const std::vector<Record>& records, const Settings& settings) const = 0;
