@@ -250,7 +250,7 @@ class NothingToSync : public Experiment {
       }
       script += std::string(figure) == "val_accuracy"
                     ? "set title 'validation accuracy'\nset ylabel 'validation accuracy'\n"
-                    : "set title 'final training loss'\nset ylabel 'training loss'\n";
+                    : "set title 'final training loss'\nset ylabel 'training loss'\nset key top left\n";
       script += plots + "\n";
     }
     draw(s.out_dir, "nothing_to_sync.png", script + "unset multiplot\n");
