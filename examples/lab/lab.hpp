@@ -46,8 +46,9 @@ struct Job {
   std::function<std::vector<Record>()> run;
 };
 
-enum class Verdict { Held, HeldPartly, DidNotHold };
-std::string verdict_text(Verdict verdict);  // "held", "held partly", "did not hold"
+// NotRun: what the experiment needs is missing from this build (it says what in Outcome::why).
+enum class Verdict { Held, HeldPartly, DidNotHold, NotRun };
+std::string verdict_text(Verdict verdict);  // "held", "held partly", "did not hold", "not run"
 
 /// What an experiment concludes from its records.
 struct Outcome {
