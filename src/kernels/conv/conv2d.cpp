@@ -52,7 +52,7 @@ struct Taps {
 
 }  // namespace
 
-void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+void im2col_rows(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
   const int64_t oh = g.out_h(), ow = g.out_w(), l = oh * ow, kk = g.kernel_h * g.kernel_w;
   const int64_t width = count * l, in_w = g.in_w, sh = g.stride_h, sw = g.stride_w;  // width: columns of cols
   const Taps t(g);
@@ -80,7 +80,7 @@ void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t coun
   });
 }
 
-void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+void col2im_rows(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
   const int64_t oh = g.out_h(), ow = g.out_w(), l = oh * ow, kk = g.kernel_h * g.kernel_w;
   const int64_t width = count * l, in_w = g.in_w, sh = g.stride_h, sw = g.stride_w;
   const Taps t(g);
@@ -101,6 +101,87 @@ void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t c
       }
     }
   });
+}
+
+namespace {
+
+// The gather path's view of one image plane zero-padded to (HP, WP): the output position
+// l = (oy, ox) under kernel tap (ki, kj) reads padded[tap_offset(ki, kj) + position[l]]
+// with no bounds check, since the padding is in the plane.
+struct PaddedPlane {
+  int64_t hp, wp;
+  std::vector<int64_t> position;  // (L): oy * stride_h * WP + ox * stride_w
+  explicit PaddedPlane(const Conv2dGeometry& g)
+      : hp(g.in_h + 2 * g.pad_h), wp(g.in_w + 2 * g.pad_w), position(size_t(g.positions())) {
+    const int64_t ow = g.out_w();
+    for (int64_t l = 0; l < g.positions(); ++l) position[size_t(l)] = l / ow * g.stride_h * wp + l % ow * g.stride_w;
+  }
+  int64_t tap_offset(const Conv2dGeometry& g, int64_t ki, int64_t kj) const {
+    return ki * g.dilation_h * wp + kj * g.dilation_w;
+  }
+};
+
+// Copies one (H, W) plane into the middle of a zeroed (HP, WP) one.
+void pad_plane(const Conv2dGeometry& g, const PaddedPlane& p, const float* plane, float* padded) {
+  std::fill_n(padded, p.hp * p.wp, 0.0f);
+  for (int64_t y = 0; y < g.in_h; ++y) std::copy_n(plane + y * g.in_w, g.in_w, padded + (y + g.pad_h) * p.wp + g.pad_w);
+}
+
+}  // namespace
+
+bool im2col_gathers(const Conv2dGeometry& g) {
+  return g.out_w() < kGatherBelowWidth && (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) <= kGatherPlaneFloats;
+}
+
+void im2col_gather(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+  const int64_t l = g.positions(), kk = g.kernel_h * g.kernel_w, width = count * l;
+  const PaddedPlane p(g);
+  const int64_t* position = p.position.data();
+  parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
+    const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
+    float padded[kGatherPlaneFloats];  // (HP, WP)
+    pad_plane(g, p, x + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, padded);
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki)
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        const float* from = padded + p.tap_offset(g, ki, kj);
+        float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;  // (L) of this image
+        for (int64_t i = 0; i < l; ++i) row[i] = from[position[i]];
+      }
+  });
+}
+
+void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+  const int64_t l = g.positions(), kk = g.kernel_h * g.kernel_w, width = count * l;
+  const PaddedPlane p(g);
+  const int64_t* position = p.position.data();
+  // Each (image, channel) plane is written by one iteration only: no two threads add into it.
+  parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
+    const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
+    float padded[kGatherPlaneFloats];  // (HP, WP): the sums, padding included, which is dropped
+    std::fill_n(padded, p.hp * p.wp, 0.0f);
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki)
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        float* to = padded + p.tap_offset(g, ki, kj);
+        const float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;
+        for (int64_t i = 0; i < l; ++i) to[position[i]] += row[i];
+      }
+    float* plane = dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w;  // (H, W)
+    for (int64_t y = 0; y < g.in_h; ++y) {
+      const float* from = padded + (y + g.pad_h) * p.wp + g.pad_w;
+      float* to = plane + y * g.in_w;
+      for (int64_t x = 0; x < g.in_w; ++x) to[x] += from[x];
+    }
+  });
+}
+
+void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+  if (im2col_gathers(g)) im2col_gather(g, x, first, count, cols);
+  else im2col_rows(g, x, first, count, cols);
+}
+
+void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+  if (im2col_gathers(g)) col2im_gather(g, cols, first, count, dx);
+  else col2im_rows(g, cols, first, count, dx);
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out,
