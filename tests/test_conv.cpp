@@ -169,14 +169,16 @@ TEST_CASE("conv2d's im2col path equals the direct loop when the batch spans seve
 
 TEST_CASE("im2col's and col2im's gather path equals the rows path", "[conv]") {
   // Strides past the kernel, dilation, padding wider than the kernel's reach, 1x1 and
-  // rectangular kernels, odd sizes: every case where a tap reads padding differently.
+  // rectangular kernels, odd sizes: every case where a tap reads padding differently; and
+  // each run the gather copies whole (output width 4 or 8 at stride 1 or 2).
   struct Case {
     int64_t h, w, kh, kw, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   };
-  const std::vector<Case> cases{{8, 8, 3, 3, 1, 1, 1, 1, 1, 1},  {8, 8, 3, 3, 2, 2, 1, 1, 1, 1},
-                                {4, 4, 3, 3, 1, 1, 1, 1, 1, 1},  {7, 5, 2, 3, 3, 2, 0, 1, 1, 1},
-                                {9, 6, 3, 2, 1, 1, 2, 3, 2, 1},  {5, 5, 1, 1, 4, 1, 0, 0, 1, 1},
-                                {6, 11, 3, 3, 2, 3, 2, 0, 1, 3}, {3, 3, 3, 3, 1, 1, 0, 0, 1, 1}};
+  const std::vector<Case> cases{{8, 8, 3, 3, 1, 1, 1, 1, 1, 1},   {8, 8, 3, 3, 2, 2, 1, 1, 1, 1},
+                                {4, 4, 3, 3, 1, 1, 1, 1, 1, 1},   {7, 5, 2, 3, 3, 2, 0, 1, 1, 1},
+                                {9, 6, 3, 2, 1, 1, 2, 3, 2, 1},   {5, 5, 1, 1, 4, 1, 0, 0, 1, 1},
+                                {6, 11, 3, 3, 2, 3, 2, 0, 1, 3},  {3, 3, 3, 3, 1, 1, 0, 0, 1, 1},
+                                {16, 15, 3, 3, 2, 2, 1, 1, 1, 1}, {6, 6, 3, 3, 1, 1, 1, 1, 2, 2}};
   for (const Case& c : cases) {
     const kernels::Conv2dGeometry g{.batch = 3,
                                     .in_channels = 2,

@@ -127,6 +127,62 @@ void pad_plane(const Conv2dGeometry& g, const PaddedPlane& p, const float* plane
   for (int64_t y = 0; y < g.in_h; ++y) std::copy_n(plane + y * g.in_w, g.in_w, padded + (y + g.pad_h) * p.wp + g.pad_w);
 }
 
+// One tap's (OH, OW) outputs of one image. Each output row reads OW padded values S apart;
+// rows of 4 or 8 at stride 1 or 2 (the digits' images) are copied at a width and stride
+// known at compile time, as vectors; every other geometry reads through the table.
+template <int64_t W, int64_t S>
+void copy_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < W; ++i) to[r * W + i] = from[r * step + i * S];
+}
+template <int64_t W, int64_t S>
+void add_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < W; ++i) to[r * step + i * S] += from[r * W + i];
+}
+
+// The runs' (width, stride) pair as one number for a switch; 0 for the table.
+int64_t run_kind(const Conv2dGeometry& g) {
+  const int64_t ow = g.out_w();
+  return (ow == 4 || ow == 8) && (g.stride_w == 1 || g.stride_w == 2) ? ow * 10 + g.stride_w : 0;
+}
+
+void gather_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* from, float* row) {
+  const int64_t step = g.stride_h * p.wp, oh = g.out_h();
+  switch (run_kind(g)) {
+    case 41:
+      return copy_runs<4, 1>(from, step, oh, row);
+    case 42:
+      return copy_runs<4, 2>(from, step, oh, row);
+    case 81:
+      return copy_runs<8, 1>(from, step, oh, row);
+    case 82:
+      return copy_runs<8, 2>(from, step, oh, row);
+    default:
+      break;
+  }
+  const int64_t* position = p.position.data();
+  for (int64_t i = 0; i < g.positions(); ++i) row[i] = from[position[i]];
+}
+
+void scatter_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* row, float* to) {
+  const int64_t step = g.stride_h * p.wp, oh = g.out_h();
+  switch (run_kind(g)) {
+    case 41:
+      return add_runs<4, 1>(row, step, oh, to);
+    case 42:
+      return add_runs<4, 2>(row, step, oh, to);
+    case 81:
+      return add_runs<8, 1>(row, step, oh, to);
+    case 82:
+      return add_runs<8, 2>(row, step, oh, to);
+    default:
+      break;
+  }
+  const int64_t* position = p.position.data();
+  for (int64_t i = 0; i < g.positions(); ++i) to[position[i]] += row[i];
+}
+
 }  // namespace
 
 bool im2col_gathers(const Conv2dGeometry& g) {
@@ -136,16 +192,14 @@ bool im2col_gathers(const Conv2dGeometry& g) {
 void im2col_gather(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
   const int64_t l = g.positions(), kk = g.kernel_h * g.kernel_w, width = count * l;
   const PaddedPlane p(g);
-  const int64_t* position = p.position.data();
   parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
     float padded[kGatherPlaneFloats];  // (HP, WP)
     pad_plane(g, p, x + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, padded);
     for (int64_t ki = 0; ki < g.kernel_h; ++ki)
       for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-        const float* from = padded + p.tap_offset(g, ki, kj);
         float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;  // (L) of this image
-        for (int64_t i = 0; i < l; ++i) row[i] = from[position[i]];
+        gather_tap(g, p, padded + p.tap_offset(g, ki, kj), row);
       }
   });
 }
@@ -153,7 +207,6 @@ void im2col_gather(const Conv2dGeometry& g, const float* x, int64_t first, int64
 void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
   const int64_t l = g.positions(), kk = g.kernel_h * g.kernel_w, width = count * l;
   const PaddedPlane p(g);
-  const int64_t* position = p.position.data();
   // Each (image, channel) plane is written by one iteration only: no two threads add into it.
   parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
@@ -161,9 +214,8 @@ void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, in
     std::fill_n(padded, p.hp * p.wp, 0.0f);
     for (int64_t ki = 0; ki < g.kernel_h; ++ki)
       for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-        float* to = padded + p.tap_offset(g, ki, kj);
         const float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;
-        for (int64_t i = 0; i < l; ++i) to[position[i]] += row[i];
+        scatter_tap(g, p, row, padded + p.tap_offset(g, ki, kj));
       }
     float* plane = dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w;  // (H, W)
     for (int64_t y = 0; y < g.in_h; ++y) {
