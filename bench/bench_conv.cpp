@@ -120,25 +120,21 @@ void bench_tiny(int repeats) {
     });
     bench::GemmReplay replay(calls);
     const bench::Timing floor = time(replay);
-    // im2col and col2im alone, each path (the layer above picks by kernels::im2col_gathers).
-    const bench::Timing rows = time([&] {
-      kernels::im2col_rows(g, x.data(), 0, g.batch, cols.data());
-      kernels::col2im_rows(g, cols.data(), 0, g.batch, dx.data());
-    });
-    const bench::Timing gather = time([&] {
-      kernels::im2col_gather(g, x.data(), 0, g.batch, cols.data());
-      kernels::col2im_gather(g, cols.data(), 0, g.batch, dx.data());
-    });
+    // im2col and col2im alone, each path (conv2d picks one by kernels::im2col_gathers).
+    const bench::Timing im2col_rows = time([&] { kernels::im2col_rows(g, x.data(), 0, g.batch, cols.data()); });
+    const bench::Timing im2col_gather = time([&] { kernels::im2col_gather(g, x.data(), 0, g.batch, cols.data()); });
+    const bench::Timing col2im_rows = time([&] { kernels::col2im_rows(g, cols.data(), 0, g.batch, dx.data()); });
+    const bench::Timing col2im_gather = time([&] { kernels::col2im_gather(g, cols.data(), 0, g.batch, dx.data()); });
     const bench::Timing direct = time([&] {
       kernels::conv2d_forward_direct(g, x.data(), w.data(), b.data(), out.data());
       kernels::conv2d_backward_direct(g, x.data(), w.data(), out.data(), dx.data(), dw.data(), db.data());
     });
     std::printf(
         "tiny %-17s cpu: im2col+sgemm %7.1f us  floor %7.1f us  ratio %.2f | direct %8.1f us  direct / im2col "
-        "%.1fx | im2col+col2im rows %6.1f us  gather %6.1f us  rows / gather %.2f (%s)\n",
+        "%.1fx | im2col rows %6.1f us  gather %6.1f us | col2im rows %6.1f us  gather %6.1f us (%s)\n",
         name, fast.cpu / 10 * 1e6, floor.cpu / 10 * 1e6, fast.cpu / floor.cpu, direct.cpu / 10 * 1e6,
-        direct.cpu / fast.cpu, rows.cpu / 10 * 1e6, gather.cpu / 10 * 1e6, rows.cpu / gather.cpu,
-        kernels::im2col_gathers(g) ? "gathers" : "rows");
+        direct.cpu / fast.cpu, im2col_rows.cpu / 10 * 1e6, im2col_gather.cpu / 10 * 1e6, col2im_rows.cpu / 10 * 1e6,
+        col2im_gather.cpu / 10 * 1e6, kernels::im2col_gathers(g) ? "gathers" : "rows");
   }
 }
 

@@ -1,7 +1,6 @@
 #include "kernels/conv/conv2d.hpp"
 
 #include <algorithm>
-#include <memory>
 #include <vector>
 
 #include "kernels/gemm.hpp"
@@ -10,8 +9,19 @@
 namespace minidl::kernels {
 
 namespace {
-// Scratch that every use overwrites first: no zero fill (a vector's would cost a memset).
-std::unique_ptr<float[]> scratch(int64_t count) { return std::make_unique_for_overwrite<float[]>(size_t(count)); }
+// This thread's two working buffers (the columns; the product or dout in the product's
+// layout), kept and reused across calls: a training step makes the same shapes every time,
+// so after the first only a larger call allocates. Fresh buffers of a megabyte or more come
+// from mmap and page-faulted on every step. Valid until the next call on this thread; a
+// kernel takes them once, on the calling thread, before its loops. Every use overwrites
+// what it reads.
+enum class Slot { Columns, Product };
+float* scratch(Slot slot, int64_t count) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float>& buffer = buffers[slot == Slot::Columns ? 0 : 1];
+  if (buffer.size() < size_t(count)) buffer.resize(size_t(count));
+  return buffer.data();
+}
 }  // namespace
 
 int64_t Conv2dGeometry::chunk() const {
@@ -212,8 +222,11 @@ void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, in
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
     float padded[kGatherPlaneFloats];  // (HP, WP): the sums, padding included, which is dropped
     std::fill_n(padded, p.hp * p.wp, 0.0f);
-    for (int64_t ki = 0; ki < g.kernel_h; ++ki)
-      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+    // Column taps outermost: the taps of one kj add at the same alignment, so a vector add
+    // reads back what the previous tap stored whole (a read straddling two recent stores
+    // cannot be forwarded from them and waits).
+    for (int64_t kj = 0; kj < g.kernel_w; ++kj)
+      for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
         const float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;
         scatter_tap(g, p, row, padded + p.tap_offset(g, ki, kj));
       }
@@ -239,14 +252,15 @@ void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t c
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out,
                     float* saved_cols) {
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
-  const auto own_cols = scratch(saved_cols != nullptr ? 0 : g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
-  float* cols = saved_cols != nullptr ? saved_cols : own_cols.get();         // (Cin*KH*KW, chunk*L)
-  const auto product = scratch(chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  float* cols = saved_cols != nullptr  // (Cin*KH*KW, chunk*L)
+                    ? saved_cols
+                    : scratch(Slot::Columns, g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
+  float* product = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
   for (int64_t first = 0; first < g.batch; first += chunk) {
     const int64_t count = std::min(chunk, g.batch - first), width = count * l;
     im2col(g, x, first, count, cols);
     // One image: the product (Cout, L) is the output image itself, started at the bias.
-    float* target = count == 1 ? out + first * g.out_channels * l : product.get();
+    float* target = count == 1 ? out + first * g.out_channels * l : product;
     const float beta = count == 1 && bias != nullptr ? 1.0f : 0.0f;
     if (beta != 0.0f)
       for (int64_t co = 0; co < g.out_channels; ++co) std::fill_n(target + co * l, l, bias[co]);
@@ -258,7 +272,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight
     parallel_for(count * g.out_channels, grain_for(l), [&](int64_t bo) {
       const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
       const float add = bias != nullptr ? bias[co] : 0.0f;
-      const float* from = product.get() + co * width + b * l;
+      const float* from = product + co * width + b * l;
       float* to = out + ((first + b) * g.out_channels + co) * l;
       for (int64_t i = 0; i < l; ++i) to[i] = from[i] + add;
     });
@@ -269,8 +283,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
                      float* dweight, float* dbias, const float* saved_cols) {
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
   const int64_t rows = g.in_channels * g.kernel_h * g.kernel_w;
-  const auto cols = scratch(rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
-  const auto gathered = scratch(chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  float* cols = scratch(Slot::Columns, rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
+  float* gathered = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
   if (dbias != nullptr) {  // sums over images and positions, in double, in a fixed order
     std::vector<double> sums(size_t(g.out_channels), 0.0);
     for (int64_t b = 0; b < g.batch; ++b)
@@ -290,15 +304,15 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
     if (count > 1) {                                      // (count, Cout, L) -> (Cout, count, L), the product's layout
       parallel_for(count * g.out_channels, grain_for(l), [&](int64_t bo) {
         const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
-        std::copy_n(dy + (b * g.out_channels + co) * l, l, gathered.get() + co * width + b * l);
+        std::copy_n(dy + (b * g.out_channels + co) * l, l, gathered + co * width + b * l);
       });
-      dy = gathered.get();
+      dy = gathered;
     }
     if (dweight != nullptr) {              // dW_g (Cout/G, K) += dY_g (Cout/G, width) cols_g^T (width, K)
       const float* unrolled = saved_cols;  // the forward's columns when it kept them (one chunk)
       if (unrolled == nullptr) {
-        im2col(g, x, first, count, cols.get());
-        unrolled = cols.get();
+        im2col(g, x, first, count, cols);
+        unrolled = cols;
       }
       for (int64_t gi = 0; gi < g.groups; ++gi)
         gemm(false, true, cout_g, k, width, 1.0f, dy + gi * cout_g * width, unrolled + gi * k * width,
@@ -307,8 +321,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
     if (dx != nullptr) {  // dcols_g (K, width) = W_g^T (K, Cout/G) dY_g (Cout/G, width), then col2im
       for (int64_t gi = 0; gi < g.groups; ++gi)
         gemm(true, false, k, width, cout_g, 1.0f, weight + gi * cout_g * k, dy + gi * cout_g * width, 0.0f,
-             cols.get() + gi * k * width);
-      col2im(g, cols.get(), first, count, dx);
+             cols + gi * k * width);
+      col2im(g, cols, first, count, dx);
     }
   }
 }
