@@ -117,6 +117,8 @@ TEST_CASE("digits refuses option combinations that make no sense, with one line 
       {{"--arch", "resmlp-pre", "--depth", "4"},
        "--depth is for --arch mlp; --arch resmlp-pre takes --blocks, --expansion and --width"},
       {{"--arch", "resmlp-post", "--groups", "4"}, "--groups is for --arch mlp"},
+      {{"--arch", "cnn", "--depth", "4"}, "--depth is for --arch mlp and the resmlp archs; --arch cnn has fixed sizes"},
+      {{"--arch", "cnn", "--width", "32"}, "--width is for --arch mlp and the resmlp archs; --arch cnn has fixed sizes"},
       {{"--arch", "resmlp-pre", "--norm", "batch"}, "--arch resmlp-pre takes --norm layer or rms, got batch"},
       {{"--arch", "resmlp-post", "--norm", "layer,none"}, "--arch resmlp-post takes --norm layer or rms, got none"},
       {{"--arch", "resmlp"}, "--arch: unknown architecture \"resmlp\": choose from mlp, resmlp-pre, resmlp-post, cnn"},

@@ -39,6 +39,10 @@ void read_model_options(const cxxopts::ParseResult& args, Settings& s) {
     if (args.count(name) && residual)
       throw UsageError(cat("--", name, " is for --arch mlp; --arch ", lesson::arch_name(m.arch),
                            " takes --blocks, --expansion and --width"));
+  for (const char* name : {"depth", "width"})
+    if (args.count(name) && m.arch == lesson::Arch::CNN)
+      throw UsageError(cat("--", name, " is for --arch mlp and the resmlp archs; --arch cnn has fixed sizes (",
+                           "16 and 32 channels, docs/cnn.md)"));
   if (args.count("blocks")) m.blocks = parse_whole("--blocks", args["blocks"].as<std::string>(), 1, most);
   if (args.count("expansion")) m.expansion = parse_whole("--expansion", args["expansion"].as<std::string>(), 1, most);
   if (args.count("dropout")) {
