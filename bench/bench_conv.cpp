@@ -96,7 +96,9 @@ void bench_tiny(int repeats) {
                                                                               .kernel_w = 3,
                                                                               .pad_h = 1,
                                                                               .pad_w = 1}}};
-  for (const auto& [name, g] : shapes) {
+  for (const auto& shape : shapes) {  // no structured binding: clang 14 cannot capture one in a lambda
+    const char* name = shape.first;
+    const kernels::Conv2dGeometry& g = shape.second;
     Generator gen(1);
     const Tensor x = Tensor::randn({g.batch, g.in_channels, g.in_h, g.in_w}, gen);
     const Tensor w = Tensor::randn({g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}, gen);
