@@ -191,7 +191,10 @@ Reference batch_norm_per_shard(int world) {
 // kernels (OPENBLAS_CORETYPE=Haswell against AVX-512), the same size of perturbation:
 // no norm: identical; LayerNorm and RMSNorm: within 2e-5 over the first 20 steps, then up
 // to 2e-4; GroupNorm (8 groups of 8): within 6e-5 over the first 8 steps, 5e-3 at step 13,
-// 0.5 by step 37.
+// 0.5 by step 37. On 4 ranks the perturbation is larger than a kernel swap (4 partial sums,
+// GEMMs of 16 rows): with the AVX-512 kernel GroupNorm's steps differ by 2.2e-6 up to step 5,
+// then 2.4e-5, 8.3e-5, 1.8e-4 at steps 6-8 (the swap: 2.2e-5 at step 8), so it is compared
+// over 5 steps.
 // So each norm is compared over the steps where rounding stays small, with 1e-5 for no
 // norm and the BatchNorm runs (the lesson measured 1e-6 between float32 and float64 over
 // 115 steps: they do not amplify) and 1e-4 for the rest, 5x what the kernel swap moved.
@@ -203,7 +206,7 @@ struct Comparison {
 };
 constexpr Comparison kComparisons[] = {
     {"none", 46, 1e-5, true}, {"batch", 46, 1e-5, true}, {"layer", 20, 1e-4, false},
-    {"rms", 20, 1e-4, false}, {"group", 8, 1e-4, false},
+    {"rms", 20, 1e-4, false}, {"group", 5, 1e-4, false},
 };
 constexpr double kStepTolerance = 1e-5;
 // Validation accuracy after each epoch: equal, or one of the 360 examples flipped by a logit

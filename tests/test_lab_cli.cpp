@@ -35,7 +35,7 @@ TEST_CASE("lab: bad arguments get one line and exit code 2", "[lab][cli]") {
       {{"run", "nope", "--out", out},
        "lab: unknown experiment \"nope\": choose from depth, learning_rate, init_scale, batch_size, eval_mode, "
        "running_stats, batch_mates, bias_before_norm, rms_offset, group_norm, careful_init, cnn_batch_size, "
-       "pre_post_norm, adam_norm, or all\n"},
+       "pre_post_norm, adam_norm, nothing_to_sync, or all\n"},
       {{"run", "depth", "depth", "--out", out}, "lab: experiment \"depth\" is named twice\n"},
       {{"run", "all", "--seeds", "4-2", "--out", out},
        "lab: --seeds \"4-2\": the range 4-2 runs backwards (write 2-4)\n"},
@@ -65,10 +65,11 @@ TEST_CASE("lab list names every experiment with its claim", "[lab][cli]") {
   TempDir dir;
   const ProcessResult r = lab(dir, {"list"});
   REQUIRE(r.exit_code == 0);
-  CHECK(count_lines(r.out) == 14);
+  CHECK(count_lines(r.out) == 15);
   CHECK(r.out.find(" 7. batch_mates ") != std::string::npos);
   CHECK(r.out.find("12. cnn_batch_size ") != std::string::npos);
   CHECK(r.out.find("14. adam_norm ") != std::string::npos);
+  CHECK(r.out.find("15. nothing_to_sync ") != std::string::npos);
 }
 
 TEST_CASE("lab without gnuplot says so in one line", "[lab][cli]") {

@@ -5,6 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "lesson/seeds.hpp"
+#if MINIDL_WITH_MPI
+#include "minidl/distributed/collectives.hpp"
+#include "minidl/distributed/environment.hpp"
+#endif
 
 namespace minidl::digits {
 
@@ -35,6 +39,22 @@ nlohmann::ordered_json trainer_json(const lesson::TrainerSetup& t) {
   out["schedule"] = lesson::short_name(t.schedule);
   out["clip"] = t.clip ? nlohmann::ordered_json(*t.clip) : nlohmann::ordered_json();
   return out;
+}
+
+// With --distributed: the ranks and what this rank handed to collectives over every run of
+// the invocation (the same on every rank), so a reader can check the traffic it expects.
+nlohmann::ordered_json distributed_json(const Settings& s) {
+#if MINIDL_WITH_MPI
+  if (s.distributed) {
+    const distributed::Traffic t = distributed::traffic();
+    return {{"ranks", distributed::world_size()},
+            {"sync_bn", s.sync_bn},
+            {"collectives", t.collectives},
+            {"bytes", t.bytes}};
+  }
+#endif
+  (void)s;
+  return nullptr;
 }
 
 }  // namespace
@@ -78,8 +98,9 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                                      {"init_from", s.init_from_dir},
                                      {"batch_order", s.batch_order},
                                      {"trainer", trainer_json(t.trainer)}};
-  const nlohmann::ordered_json summary{
+  nlohmann::ordered_json summary{
       {"settings", settings}, {"interrupted", signal_json(stop_signal)}, {"norms", norms}, {"runs", runs}};
+  if (s.distributed) summary["distributed"] = distributed_json(s);
   return summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

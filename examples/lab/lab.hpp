@@ -46,8 +46,9 @@ struct Job {
   std::function<std::vector<Record>()> run;
 };
 
-enum class Verdict { Held, HeldPartly, DidNotHold };
-std::string verdict_text(Verdict verdict);  // "held", "held partly", "did not hold"
+// NotRun: what the experiment needs is missing from this build (it says what in Outcome::why).
+enum class Verdict { Held, HeldPartly, DidNotHold, NotRun };
+std::string verdict_text(Verdict verdict);  // "held", "held partly", "did not hold", "not run"
 
 /// What an experiment concludes from its records.
 struct Outcome {
@@ -73,6 +74,8 @@ class Experiment {
   virtual std::string setup(const Settings& settings) const = 0;
   virtual std::string rule() const = 0;  // how the verdict is computed, stated before the numbers
   virtual std::vector<Job> plan(const Context& context) const = 0;
+  /// The seeds its runs use (the report names them): all of --seeds unless the grid is too large.
+  virtual std::vector<uint64_t> seeds_used(const Settings& settings) const { return settings.seeds; }
   /// Turns the records of all jobs (in plan order) into the table, pictures and verdict;
   /// pictures are drawn into settings.out_dir.
   virtual Outcome judge(const std::vector<Record>& records, const Settings& settings) const = 0;

@@ -39,7 +39,7 @@ std::string section_markdown(const Experiment& e, size_t number, const Settings&
   std::string md = cat(kVerdictMark, verdict_text(outcome.verdict), " -->\n");
   md += cat("## ", number, ". ", e.title(), "\n\n");
   md += cat("**Claim** (", e.source(), "): ", e.claim(), "\n\n");
-  md += cat("**Set-up**: ", e.setup(s), " Seeds ", lesson::seeds_text(s.seeds), s.quick ? " (--quick)" : "",
+  md += cat("**Set-up**: ", e.setup(s), " Seeds ", lesson::seeds_text(e.seeds_used(s)), s.quick ? " (--quick)" : "",
             "; `lab run ", e.name(), "`; every run's figures in [", e.name(), ".csv](", e.name(), ".csv).\n\n");
   md += cat("**Rule** (fixed before the numbers): ", e.rule(), "\n\n");
   md += outcome.table + "\n";

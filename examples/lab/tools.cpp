@@ -84,9 +84,14 @@ lesson::Spread spread(const std::vector<Record>& records, const std::string& fig
 
 double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as) {
   if (records.empty()) return std::numeric_limits<double>::quiet_NaN();
-  double sum = 0.0;
-  for (const Record& r : records) sum += std::isnan(r.num(figure)) ? failed_as : r.num(figure);
-  return sum / double(records.size());
+  return spread_counting_failures(records, figure, failed_as).mean;
+}
+
+lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
+                                        double failed_as) {
+  std::vector<double> values;
+  for (const Record& r : records) values.push_back(std::isnan(r.num(figure)) ? failed_as : r.num(figure));
+  return lesson::spread_of(values);
 }
 
 size_t count_status(const std::vector<Record>& records, const std::string& status) {

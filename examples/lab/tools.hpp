@@ -33,6 +33,9 @@ lesson::Spread spread(const std::vector<Record>& records, const std::string& fig
 
 /// The mean of a figure over records, a run that did not finish counting as `failed_as`.
 double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as);
+/// The spread of a figure over records, a run that did not finish counting as `failed_as`.
+lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
+                                        double failed_as);
 /// How many of the records have that status ("ok", "diverged", "refused", "failed").
 size_t count_status(const std::vector<Record>& records, const std::string& status);
 /// Per norm, a line "$name x mean min max" per value of the key, for plotting against it.

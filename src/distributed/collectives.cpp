@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <limits>
 
 #include "minidl/distributed/environment.hpp"
@@ -9,6 +10,13 @@
 
 namespace minidl::distributed {
 namespace {
+
+std::atomic<int64_t> calls{0}, bytes_handed{0};
+
+void tally(size_t elements, size_t element_bytes) {
+  calls.fetch_add(1, std::memory_order_relaxed);
+  bytes_handed.fetch_add(int64_t(elements * element_bytes), std::memory_order_relaxed);
+}
 
 int mpi_count(size_t n, const char* what) {
   if (n > size_t(std::numeric_limits<int>::max()))
@@ -20,6 +28,7 @@ int mpi_count(size_t n, const char* what) {
 template <typename T>
 void all_reduce_values(std::span<T> values, ReduceOp op, MPI_Datatype type) {
   if (values.empty()) return;
+  tally(values.size(), sizeof(T));
   MPI_Allreduce(MPI_IN_PLACE, values.data(), mpi_count(values.size(), "all_reduce"), type, MPI_SUM, MPI_COMM_WORLD);
   if (op == ReduceOp::Average) {
     const T n = T(world_size());
@@ -40,6 +49,7 @@ void all_reduce(const Tensor& tensor, ReduceOp op) {
 
 void broadcast(std::span<float> values, int root) {
   if (values.empty()) return;
+  tally(values.size(), sizeof(float));
   MPI_Bcast(values.data(), mpi_count(values.size(), "broadcast"), MPI_FLOAT, root, MPI_COMM_WORLD);
 }
 
@@ -52,8 +62,16 @@ void broadcast(const Tensor& tensor, int root) {
 std::vector<double> all_gather(std::span<const double> values) {
   std::vector<double> all(values.size() * size_t(world_size()));
   const int count = mpi_count(values.size(), "all_gather");
+  tally(values.size(), sizeof(double));
   MPI_Allgather(values.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, MPI_COMM_WORLD);
   return all;
+}
+
+Traffic traffic() { return {calls.load(), bytes_handed.load()}; }
+
+void reset_traffic() {
+  calls = 0;
+  bytes_handed = 0;
 }
 
 }  // namespace minidl::distributed

@@ -48,3 +48,21 @@ TEST_CASE("rank and world_size describe the run", "[mpi]") {
   REQUIRE(dist::built_with_mpi());
   dist::barrier();
 }
+
+TEST_CASE("traffic counts each collective call and the bytes of this rank's buffer", "[mpi]") {
+  const int n = dist::world_size();
+  dist::reset_traffic();
+  REQUIRE(dist::traffic().collectives == 0);
+  REQUIRE(dist::traffic().bytes == 0);
+  dist::all_reduce(Tensor::ones({3, 5}));  // 15 floats
+  std::vector<double> d(7, 1.0);
+  dist::all_reduce(std::span<double>(d), dist::ReduceOp::Average);                // 7 doubles
+  dist::broadcast(Tensor::zeros({4}));                                            // 4 floats, counted on every rank
+  const std::vector<double> all = dist::all_gather(std::vector<double>(3, 0.0));  // this rank's 3 doubles
+  REQUIRE(all.size() == size_t(3 * n));
+  dist::all_reduce(std::span<float>());  // empty: no call
+  REQUIRE(dist::traffic().collectives == 4);
+  REQUIRE(dist::traffic().bytes == 15 * 4 + 7 * 8 + 4 * 4 + 3 * 8);
+  dist::reset_traffic();
+  REQUIRE(dist::traffic().bytes == 0);
+}

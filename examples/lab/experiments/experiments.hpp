@@ -26,6 +26,8 @@ std::shared_ptr<const Experiment> careful_init_experiment();
 // These two need the trainer's optimizer switch (lesson/trainer_setup.hpp).
 std::shared_ptr<const Experiment> pre_post_norm_experiment();
 std::shared_ptr<const Experiment> adam_norm_experiment();
+// Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").
+std::shared_ptr<const Experiment> nothing_to_sync_experiment();
 
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)
@@ -71,5 +73,20 @@ struct GroupNormEnds {
 };
 /// On random (N, C, L) input, with eps 1e-5 and default affine parameters.
 GroupNormEnds measure_group_norm_ends(uint64_t seed, int64_t n = 4, int64_t c = 8, int64_t l = 5);
+
+// ---- 15. nothing to synchronize ----
+/// What one rank hands to MPI's collectives in `digits --distributed` (train_run with
+/// DistributedDataParallel, SyncBatchNorm with --sync-bn), counted from the lesson's model:
+/// the buffers' bytes as distributed::traffic() counts them (not what the network carries).
+struct RankTraffic {
+  int64_t gradient_bytes = 0;     // every parameter's gradient as float, averaged (none on one rank)
+  int64_t buffer_bytes = 0;       // rank 0's buffers (BatchNorm's running statistics) before each forward
+  int64_t statistics_bytes = 0;   // SyncBatchNorm, per layer: (1 + 2C) doubles gathered, 2C summed
+  int64_t bookkeeping_bytes = 0;  // the step's loss and the stop flag: a double each
+  int64_t step_collectives = 0;   // MPI calls per step
+  int64_t setup_bytes = 0, setup_collectives = 0;  // once per run: parameters and buffers from rank 0
+  int64_t step_bytes() const;
+};
+RankTraffic rank_traffic(lesson::NormKind norm, bool sync_bn, int ranks, const lesson::DeepNetOptions& net = {});
 
 }  // namespace minidl::lab

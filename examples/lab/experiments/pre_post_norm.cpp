@@ -35,9 +35,9 @@ int64_t warmup_steps(const Settings& s) { return s.quick ? 10 : 23; }
 std::vector<int64_t> warmups(const Settings& s) { return {0, warmup_steps(s)}; }
 std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS}; }
 std::vector<Arch> archs() { return {Arch::ResMLPPre, Arch::ResMLPPost}; }
-/// At most two of the seeds: the grid is large, and the whole lab keeps to its 5 minutes.
+/// At most three of the seeds: the grid is large, and the whole lab keeps to its 5 minutes.
 std::vector<uint64_t> seeds(const Settings& s) {
-  return {s.seeds.begin(), s.seeds.begin() + std::min<ptrdiff_t>(2, ptrdiff_t(s.seeds.size()))};
+  return {s.seeds.begin(), s.seeds.begin() + std::min<ptrdiff_t>(3, ptrdiff_t(s.seeds.size()))};
 }
 
 /// The run's record with the curve's figures: the first step the last-10 mean batch loss is
@@ -88,9 +88,10 @@ class PrePostNorm : public Experiment {
     return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", b, " blocks, width ", kWidth, ", expansion ",
                kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ", lr,
                ", without a warmup and with a linear warmup over the first ", warmup_steps(s), " steps; batch 64, ",
-               lesson_training(s).epochs, " epoch(s), ", seeds(s).size(),
-               " seed(s). \"Fast\" is the first step whose last 10 batch losses average below ", kFastLoss,
-               "; a spike is a batch loss ", kSpikeRise, " above the lowest before it.");
+               lesson_training(s).epochs,
+               " epoch(s), at most 3 seeds (the grid is large). \"Fast\" is the first step whose last 10 batch losses "
+               "average below ",
+               kFastLoss, "; a spike is a batch loss ", kSpikeRise, " above the lowest before it.");
   }
   std::string rule() const override {
     return cat(
@@ -102,6 +103,7 @@ class PrePostNorm : public Experiment {
         "without warmup trains in more cells than post-norm without warmup, and warmup adds cells to post-norm; "
         "held partly: one of the two; did not hold: neither.");
   }
+  std::vector<uint64_t> seeds_used(const Settings& s) const override { return seeds(s); }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (Arch arch : archs())
@@ -145,7 +147,8 @@ class PrePostNorm : public Experiment {
             rows.push_back(row);
           }
     out.table =
-        "Per cell: mean validation accuracy, mean first step below the loss threshold (\"-\": not reached by every "
+        "Per cell: mean [min, max] validation accuracy over seeds, mean first step below the loss threshold (\"-\": "
+        "not reached by every "
         "seed), spikes summed over seeds, and diverged seeds when any:\n\n" +
         markdown_table(header, rows);
     out.pictures = {"pre_post_norm.png"};
@@ -189,7 +192,8 @@ class PrePostNorm : public Experiment {
       spikes += r.num("spikes");
       all_fast = all_fast && !std::isnan(r.num("fast_step"));
     }
-    std::string text = fixed(mean_counting_failures(runs, "val_accuracy", 0.1), 2) + ", " +
+    const lesson::Spread accuracy = spread_counting_failures(runs, "val_accuracy", 0.1);
+    std::string text = fixed(accuracy.mean, 2) + " [" + fixed(accuracy.min, 2) + ", " + fixed(accuracy.max, 2) + "], " +
                        (all_fast ? fixed(spread(runs, "fast_step").mean, 0) : std::string("-")) + ", " + plain(spikes);
     if (const size_t bad = count_status(runs, "diverged")) text += cat(", ", bad, " diverged");
     if (const size_t bad = count_status(runs, "failed")) text += cat(", ", bad, " failed");
@@ -201,19 +205,21 @@ class PrePostNorm : public Experiment {
     const double lr = learning_rates(s).back();
     std::string script =
         two_panels("pre_post_norm.png", cat("Pre-norm against post-norm: validation accuracy by depth, Adam lr ",
-                                            plain(lr), " (mean over seeds; a diverged run counts 0.1)"));
+                                            plain(lr), " (mean and range over seeds; a diverged run counts 0.1)"));
     for (size_t n = 0; n < norms().size(); ++n) {
       std::string plots;
       size_t i = 0;
       for (Arch arch : archs())
         for (int64_t warmup : warmups(s)) {
           std::vector<std::vector<double>> rows;
-          for (int64_t b : block_counts(s))
-            rows.push_back({double(b), mean_counting_failures(cell(records, arch, norms()[n], b, lr, warmup),
-                                                              "val_accuracy", 0.1)});
+          for (int64_t b : block_counts(s)) {
+            const lesson::Spread accuracy =
+                spread_counting_failures(cell(records, arch, norms()[n], b, lr, warmup), "val_accuracy", 0.1);
+            rows.push_back({double(b), accuracy.mean, accuracy.min, accuracy.max});
+          }
           const std::string block = cat("p", n, "_", i);
           script += datablock(block, rows);
-          plots += cat(i ? ", " : "plot ", "$", block, " using 1:2 with linespoints lw 2 title '",
+          plots += cat(i ? ", " : "plot ", "$", block, " using 1:2:3:4 with yerrorlines lw 2 title '",
                        lesson::arch_name(arch), warmup ? ", warmup" : ", no warmup", "'");
           ++i;
         }

@@ -2,6 +2,7 @@
 // Collectives over every process of the run (MPI_COMM_WORLD), as torch.distributed's: every
 // rank calls the same collectives in the same order, each with the same sizes. Tensors are
 // contiguous float32 and changed in place.
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -26,5 +27,17 @@ void broadcast(std::span<float> values, int root = 0);
 
 /// Every rank's values, rank after rank: world_size() * values.size() doubles.
 std::vector<double> all_gather(std::span<const double> values);
+
+/// What this rank has handed to the collectives above since the process started (or since
+/// reset_traffic): one count per MPI call and the bytes of this rank's buffer in it (a
+/// broadcast counts its buffer on every rank, an all_gather this rank's part). The network
+/// then moves a multiple of it that depends on MPI's algorithm (a ring allreduce sends
+/// 2 (N - 1) / N times its buffer). An empty all_reduce or broadcast makes no call and counts nothing.
+struct Traffic {
+  int64_t collectives = 0;
+  int64_t bytes = 0;
+};
+Traffic traffic();
+void reset_traffic();
 
 }  // namespace minidl::distributed
