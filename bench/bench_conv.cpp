@@ -54,9 +54,13 @@ void bench_cnn(const std::string& norm_name, int repeats, int steps) {
     }
   };
   epoch();
-  const bench::Timing t = bench::best_timing(repeats, epoch);
-  std::printf("cnn %s  wall %.1f us/step | cpu %.1f us/step  (best of %d x %d steps, batch 64)\n", norm_name.c_str(),
-              t.wall / steps * 1e6, t.cpu / steps * 1e6, repeats, steps);
+  const auto calls = bench::record_gemm_calls(epoch);
+  const auto [t, floor] = bench::time_against_floor(repeats, epoch, calls);
+  std::printf(
+      "cnn %s  wall %.1f us/step | cpu %.1f us/step  floor %.1f us/step  ratio %.2f  (best of %d x %d steps, batch "
+      "64, %zu sgemm a step)\n",
+      norm_name.c_str(), t.wall / steps * 1e6, t.cpu / steps * 1e6, floor.cpu / steps * 1e6, t.cpu / floor.cpu, repeats,
+      steps, calls.size() / size_t(steps));
 }
 
 void bench_tiny(int repeats) {
@@ -92,7 +96,9 @@ void bench_tiny(int repeats) {
                                                                               .kernel_w = 3,
                                                                               .pad_h = 1,
                                                                               .pad_w = 1}}};
-  for (const auto& [name, g] : shapes) {
+  for (const auto& shape : shapes) {  // no structured binding: clang 14 cannot capture one in a lambda
+    const char* name = shape.first;
+    const kernels::Conv2dGeometry& g = shape.second;
     Generator gen(1);
     const Tensor x = Tensor::randn({g.batch, g.in_channels, g.in_h, g.in_w}, gen);
     const Tensor w = Tensor::randn({g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}, gen);
@@ -110,12 +116,27 @@ void bench_tiny(int repeats) {
       kernels::conv2d_forward(g, x.data(), w.data(), b.data(), out.data(), cols.data());
       kernels::conv2d_backward(g, x.data(), w.data(), out.data(), dx.data(), dw.data(), db.data(), cols.data());
     });
+    const auto calls = bench::record_gemm_calls([&] {
+      kernels::conv2d_forward(g, x.data(), w.data(), b.data(), out.data(), cols.data());
+      kernels::conv2d_backward(g, x.data(), w.data(), out.data(), dx.data(), dw.data(), db.data(), cols.data());
+    });
+    bench::GemmReplay replay(calls);
+    const bench::Timing floor = time(replay);
+    // im2col and col2im alone, each path (conv2d picks one by kernels::im2col_gathers).
+    const bench::Timing im2col_rows = time([&] { kernels::im2col_rows(g, x.data(), 0, g.batch, cols.data()); });
+    const bench::Timing im2col_gather = time([&] { kernels::im2col_gather(g, x.data(), 0, g.batch, cols.data()); });
+    const bench::Timing col2im_rows = time([&] { kernels::col2im_rows(g, cols.data(), 0, g.batch, dx.data()); });
+    const bench::Timing col2im_gather = time([&] { kernels::col2im_gather(g, cols.data(), 0, g.batch, dx.data()); });
     const bench::Timing direct = time([&] {
       kernels::conv2d_forward_direct(g, x.data(), w.data(), b.data(), out.data());
       kernels::conv2d_backward_direct(g, x.data(), w.data(), out.data(), dx.data(), dw.data(), db.data());
     });
-    std::printf("tiny %-17s cpu: im2col+sgemm %8.1f us  direct %8.1f us  direct / im2col %.1fx\n", name,
-                fast.cpu / 10 * 1e6, direct.cpu / 10 * 1e6, direct.cpu / fast.cpu);
+    std::printf(
+        "tiny %-17s cpu: im2col+sgemm %7.1f us  floor %7.1f us  ratio %.2f | direct %8.1f us  direct / im2col "
+        "%.1fx | im2col rows %6.1f us  gather %6.1f us | col2im rows %6.1f us  gather %6.1f us (%s)\n",
+        name, fast.cpu / 10 * 1e6, floor.cpu / 10 * 1e6, fast.cpu / floor.cpu, direct.cpu / 10 * 1e6,
+        direct.cpu / fast.cpu, im2col_rows.cpu / 10 * 1e6, im2col_gather.cpu / 10 * 1e6, col2im_rows.cpu / 10 * 1e6,
+        col2im_gather.cpu / 10 * 1e6, kernels::im2col_gathers(g) ? "gathers" : "rows");
   }
 }
 

@@ -164,6 +164,31 @@ def norm_rows(table, build, repeats, with_torch):
                       ms / torch_ms, "<= 1x", ms <= torch_ms)
 
 
+def conv_rows(table, build, repeats, with_torch):
+    """Conv2d's layer and the digits' CNN step (bench/bench_conv; scripts/bench_conv_pytorch.py), 1 thread."""
+    conv = [os.path.join(build, "bench", "bench_conv"), "--threads", "1", "--repeats", str(repeats)]
+    torch_cmd = [PYTHON, os.path.join(ROOT, "scripts", "bench_conv_pytorch.py"), "--repeats", str(repeats)]
+    ours = run(conv + ["--what", "layer"]) + run(conv + ["--what", "cnn"])
+    theirs = run(torch_cmd + ["layer"], ONE_THREAD) + run(torch_cmd + ["cnn"], ONE_THREAD) if with_torch else ""
+    layer = re.search(r"^layer threads 1 .*\| cpu ([\d.]+) ms\s+floor ([\d.]+) ms\s+ratio ([\d.]+)", ours, re.M)
+    ms, floor, ratio = map(float, layer.groups())
+    table.add("Conv2d (32, 64, 32, 32) 3x3 64->64 pad 1, fwd + bwd, 1 thread: cpu", f"{ms:.1f} ms",
+              f"sgemm {floor:.1f} ms", ratio, "1.5x", ratio <= 1.5)
+    torch_layer = re.search(r"^pytorch layer threads 1 .*\| cpu ([\d.]+) ms", theirs, re.M)
+    if torch_layer:
+        torch_ms = float(torch_layer.group(1))
+        table.add("  Conv2d, minidl / PyTorch (Python, oneDNN)", f"{ms:.1f} ms", f"{torch_ms:.1f} ms", ms / torch_ms,
+                  "<= 1x", ms <= torch_ms)
+    for m in re.finditer(r"^cnn (\w+) .*\| cpu ([\d.]+) us/step\s+floor ([\d.]+) us/step\s+ratio ([\d.]+)", ours, re.M):
+        norm, us, floor, ratio = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
+        table.add(f"CNN step, batch 64, norm {norm}, 1 thread: cpu", f"{us:.0f} us", f"sgemm {floor:.0f} us", ratio)
+        torch_cnn = re.search(rf"^pytorch cnn {norm} .*\| cpu ([\d.]+) us/step", theirs, re.M)
+        if torch_cnn:
+            torch_us = float(torch_cnn.group(1))
+            table.add(f"  CNN step, norm {norm}, minidl / PyTorch (Python)", f"{us:.0f} us", f"{torch_us:.0f} us",
+                      us / torch_us, "<= 0.5x", us <= 0.5 * torch_us)
+
+
 def time_process(cmd, env_extra):
     """Wall and CPU (user + system) seconds of one run of cmd."""
     def children_cpu():
@@ -228,6 +253,7 @@ def main():
         process_rows(table, args.build, repeats, log, lesson_fig, have_torch)
     wide_rows(table, args.build, 4 if args.quick else 20)
     norm_rows(table, args.build, repeats if args.quick else 4 * repeats, have_torch)
+    conv_rows(table, args.build, repeats, have_torch)
     table.print(args.markdown)
     if not have_torch:
         print("\n(PyTorch rows left out: /usr/bin/python3 has no torch; bash scripts/setup.sh --with-torch)")

@@ -25,7 +25,7 @@ done
 awk '
   /^layer threads/         {k = "minidl layer " $3; w = $5; c = $14; f = $17}
   /^pytorch layer threads/ {k = "pytorch layer " $4; w = $6; c = $10; f = ""}
-  /^cnn /                  {k = "minidl cnn " $2; w = $4; c = $8; f = ""}
+  /^cnn /                  {k = "minidl cnn " $2; w = $4; c = $8; f = $11}
   /^pytorch cnn /          {k = "pytorch cnn " $3; w = $5; c = $9; f = ""}
   { if (!(k in cpu) || c < cpu[k]) cpu[k] = c; if (!(k in wall) || w < wall[k]) wall[k] = w;
     if (f != "" && (!(k in floor) || f < floor[k])) floor[k] = f }
@@ -37,6 +37,6 @@ awk '
     split("none batch group", norms, " ")
     for (i = 1; i <= 3; i++) {
       m = "minidl cnn " norms[i]; p = "pytorch cnn " norms[i]
-      printf "CNN training step, batch 64, norm %-5s 1 thread: minidl cpu %.0f us, wall %.0f us; PyTorch cpu %.0f us, wall %.0f us; PyTorch / minidl cpu %.2fx, wall %.2fx\n", norms[i], cpu[m], wall[m], cpu[p], wall[p], cpu[p] / cpu[m], wall[p] / wall[m]
+      printf "CNN training step, batch 64, norm %-5s 1 thread: minidl cpu %.0f us (sgemm floor %.0f us, %.2fx), wall %.0f us; PyTorch cpu %.0f us, wall %.0f us; PyTorch / minidl cpu %.2fx, wall %.2fx\n", norms[i], cpu[m], floor[m], cpu[m] / floor[m], wall[m], cpu[p], wall[p], cpu[p] / cpu[m], wall[p] / wall[m]
     }
   }' "$log"

@@ -167,6 +167,63 @@ TEST_CASE("conv2d's im2col path equals the direct loop when the batch spans seve
   check_close(db, db_ref, 1e-3, 1e-5);
 }
 
+TEST_CASE("im2col's and col2im's gather path equals the rows path", "[conv]") {
+  // Strides past the kernel, dilation, padding wider than the kernel's reach, 1x1 and
+  // rectangular kernels, odd sizes: every case where a tap reads padding differently; and
+  // each run the gather copies whole (output width 4 or 8 at stride 1 or 2).
+  struct Case {
+    int64_t h, w, kh, kw, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  };
+  const std::vector<Case> cases{{8, 8, 3, 3, 1, 1, 1, 1, 1, 1},   {8, 8, 3, 3, 2, 2, 1, 1, 1, 1},
+                                {4, 4, 3, 3, 1, 1, 1, 1, 1, 1},   {7, 5, 2, 3, 3, 2, 0, 1, 1, 1},
+                                {9, 6, 3, 2, 1, 1, 2, 3, 2, 1},   {5, 5, 1, 1, 4, 1, 0, 0, 1, 1},
+                                {6, 11, 3, 3, 2, 3, 2, 0, 1, 3},  {3, 3, 3, 3, 1, 1, 0, 0, 1, 1},
+                                {16, 15, 3, 3, 2, 2, 1, 1, 1, 1}, {6, 6, 3, 3, 1, 1, 1, 1, 2, 2}};
+  for (const Case& c : cases) {
+    const kernels::Conv2dGeometry g{.batch = 3,
+                                    .in_channels = 2,
+                                    .in_h = c.h,
+                                    .in_w = c.w,
+                                    .out_channels = 1,
+                                    .kernel_h = c.kh,
+                                    .kernel_w = c.kw,
+                                    .stride_h = c.stride_h,
+                                    .stride_w = c.stride_w,
+                                    .pad_h = c.pad_h,
+                                    .pad_w = c.pad_w,
+                                    .dilation_h = c.dilation_h,
+                                    .dilation_w = c.dilation_w};
+    INFO("input " << c.h << "x" << c.w << " kernel " << c.kh << "x" << c.kw << " stride " << c.stride_h << ","
+                  << c.stride_w << " padding " << c.pad_h << "," << c.pad_w << " dilation " << c.dilation_h << ","
+                  << c.dilation_w);
+    REQUIRE(kernels::im2col_gathers(g));
+    Generator gen(uint64_t(c.h * 100 + c.w));
+    const Tensor x = Tensor::randn({3, 2, c.h, c.w}, gen);
+    // Images 1 and 2 of the 3: the offset of `first` is part of what is compared.
+    const Shape cols_shape{2 * c.kh * c.kw, 2 * g.positions()};
+    Tensor by_rows = Tensor::full(cols_shape, 7.0f), by_gather = Tensor::full(cols_shape, -7.0f);
+    kernels::im2col_rows(g, x.data(), 1, 2, by_rows.data());
+    kernels::im2col_gather(g, x.data(), 1, 2, by_gather.data());
+    check_close(by_gather, by_rows, 0.0, 0.0);  // the same values copied: equal bits
+    const Tensor cols = Tensor::randn(cols_shape, gen);
+    Tensor dx_rows = Tensor::randn(x.shape(), gen);  // col2im adds into what is there
+    Tensor dx_gather = dx_rows.clone();
+    kernels::col2im_rows(g, cols.data(), 1, 2, dx_rows.data());
+    kernels::col2im_gather(g, cols.data(), 1, 2, dx_gather.data());
+    check_close(dx_gather, dx_rows, 1e-6, 1e-6);  // at most KH * KW terms an input, summed in another order
+  }
+}
+
+TEST_CASE("im2col gathers on narrow images whose padded plane fits its stack buffer", "[conv]") {
+  kernels::Conv2dGeometry g{
+      .batch = 1, .in_channels = 1, .in_h = 8, .in_w = 8, .out_channels = 1, .kernel_h = 3, .kernel_w = 3};
+  CHECK(kernels::im2col_gathers(g));
+  g.in_h = g.in_w = 32;  // output width 30: the rows path
+  CHECK_FALSE(kernels::im2col_gathers(g));
+  g.in_h = 1000, g.in_w = 10;  // narrow, but a 10000-float plane
+  CHECK_FALSE(kernels::im2col_gathers(g));
+}
+
 TEST_CASE("Conv2d draws PyTorch's init bound and prints PyTorch's repr", "[conv]") {
   Generator gen(1);
   nn::Conv2d conv(nn::Conv2dOptions(4, 6, {3, 5}).groups(2), gen);

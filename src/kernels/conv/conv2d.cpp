@@ -1,7 +1,6 @@
 #include "kernels/conv/conv2d.hpp"
 
 #include <algorithm>
-#include <memory>
 #include <vector>
 
 #include "kernels/gemm.hpp"
@@ -10,8 +9,19 @@
 namespace minidl::kernels {
 
 namespace {
-// Scratch that every use overwrites first: no zero fill (a vector's would cost a memset).
-std::unique_ptr<float[]> scratch(int64_t count) { return std::make_unique_for_overwrite<float[]>(size_t(count)); }
+// This thread's two working buffers (the columns; the product or dout in the product's
+// layout), kept and reused across calls: a training step makes the same shapes every time,
+// so after the first only a larger call allocates. Fresh buffers of a megabyte or more come
+// from mmap and page-faulted on every step. Valid until the next call on this thread; a
+// kernel takes them once, on the calling thread, before its loops. Every use overwrites
+// what it reads.
+enum class Slot { Columns, Product };
+float* scratch(Slot slot, int64_t count) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float>& buffer = buffers[slot == Slot::Columns ? 0 : 1];
+  if (buffer.size() < size_t(count)) buffer.resize(size_t(count));
+  return buffer.data();
+}
 }  // namespace
 
 int64_t Conv2dGeometry::chunk() const {
@@ -52,7 +62,7 @@ struct Taps {
 
 }  // namespace
 
-void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+void im2col_rows(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
   const int64_t oh = g.out_h(), ow = g.out_w(), l = oh * ow, kk = g.kernel_h * g.kernel_w;
   const int64_t width = count * l, in_w = g.in_w, sh = g.stride_h, sw = g.stride_w;  // width: columns of cols
   const Taps t(g);
@@ -80,7 +90,7 @@ void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t coun
   });
 }
 
-void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+void col2im_rows(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
   const int64_t oh = g.out_h(), ow = g.out_w(), l = oh * ow, kk = g.kernel_h * g.kernel_w;
   const int64_t width = count * l, in_w = g.in_w, sh = g.stride_h, sw = g.stride_w;
   const Taps t(g);
@@ -103,17 +113,154 @@ void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t c
   });
 }
 
+namespace {
+
+// The gather path's view of one image plane zero-padded to (HP, WP): the output position
+// l = (oy, ox) under kernel tap (ki, kj) reads padded[tap_offset(ki, kj) + position[l]]
+// with no bounds check, since the padding is in the plane.
+struct PaddedPlane {
+  int64_t hp, wp;
+  std::vector<int64_t> position;  // (L): oy * stride_h * WP + ox * stride_w
+  explicit PaddedPlane(const Conv2dGeometry& g)
+      : hp(g.in_h + 2 * g.pad_h), wp(g.in_w + 2 * g.pad_w), position(size_t(g.positions())) {
+    const int64_t ow = g.out_w();
+    for (int64_t l = 0; l < g.positions(); ++l) position[size_t(l)] = l / ow * g.stride_h * wp + l % ow * g.stride_w;
+  }
+  int64_t tap_offset(const Conv2dGeometry& g, int64_t ki, int64_t kj) const {
+    return ki * g.dilation_h * wp + kj * g.dilation_w;
+  }
+};
+
+// Copies one (H, W) plane into the middle of a zeroed (HP, WP) one.
+void pad_plane(const Conv2dGeometry& g, const PaddedPlane& p, const float* plane, float* padded) {
+  std::fill_n(padded, p.hp * p.wp, 0.0f);
+  for (int64_t y = 0; y < g.in_h; ++y) std::copy_n(plane + y * g.in_w, g.in_w, padded + (y + g.pad_h) * p.wp + g.pad_w);
+}
+
+// One tap's (OH, OW) outputs of one image. Each output row reads OW padded values S apart;
+// rows of 4 or 8 at stride 1 or 2 (the digits' images) are copied at a width and stride
+// known at compile time, as vectors; every other geometry reads through the table.
+template <int64_t W, int64_t S>
+void copy_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < W; ++i) to[r * W + i] = from[r * step + i * S];
+}
+template <int64_t W, int64_t S>
+void add_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < W; ++i) to[r * step + i * S] += from[r * W + i];
+}
+
+// The runs' (width, stride) pair as one number for a switch; 0 for the table.
+int64_t run_kind(const Conv2dGeometry& g) {
+  const int64_t ow = g.out_w();
+  return (ow == 4 || ow == 8) && (g.stride_w == 1 || g.stride_w == 2) ? ow * 10 + g.stride_w : 0;
+}
+
+void gather_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* from, float* row) {
+  const int64_t step = g.stride_h * p.wp, oh = g.out_h();
+  switch (run_kind(g)) {
+    case 41:
+      return copy_runs<4, 1>(from, step, oh, row);
+    case 42:
+      return copy_runs<4, 2>(from, step, oh, row);
+    case 81:
+      return copy_runs<8, 1>(from, step, oh, row);
+    case 82:
+      return copy_runs<8, 2>(from, step, oh, row);
+    default:
+      break;
+  }
+  const int64_t* position = p.position.data();
+  for (int64_t i = 0; i < g.positions(); ++i) row[i] = from[position[i]];
+}
+
+void scatter_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* row, float* to) {
+  const int64_t step = g.stride_h * p.wp, oh = g.out_h();
+  switch (run_kind(g)) {
+    case 41:
+      return add_runs<4, 1>(row, step, oh, to);
+    case 42:
+      return add_runs<4, 2>(row, step, oh, to);
+    case 81:
+      return add_runs<8, 1>(row, step, oh, to);
+    case 82:
+      return add_runs<8, 2>(row, step, oh, to);
+    default:
+      break;
+  }
+  const int64_t* position = p.position.data();
+  for (int64_t i = 0; i < g.positions(); ++i) to[position[i]] += row[i];
+}
+
+}  // namespace
+
+bool im2col_gathers(const Conv2dGeometry& g) {
+  return g.out_w() < kGatherBelowWidth && (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) <= kGatherPlaneFloats;
+}
+
+void im2col_gather(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+  const int64_t l = g.positions(), kk = g.kernel_h * g.kernel_w, width = count * l;
+  const PaddedPlane p(g);
+  parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
+    const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
+    float padded[kGatherPlaneFloats];  // (HP, WP)
+    pad_plane(g, p, x + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, padded);
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki)
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;  // (L) of this image
+        gather_tap(g, p, padded + p.tap_offset(g, ki, kj), row);
+      }
+  });
+}
+
+void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+  const int64_t l = g.positions(), kk = g.kernel_h * g.kernel_w, width = count * l;
+  const PaddedPlane p(g);
+  // Each (image, channel) plane is written by one iteration only: no two threads add into it.
+  parallel_for(count * g.in_channels, grain_for(kk * l), [&](int64_t bc) {
+    const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
+    float padded[kGatherPlaneFloats];  // (HP, WP): the sums, padding included, which is dropped
+    std::fill_n(padded, p.hp * p.wp, 0.0f);
+    // Column taps outermost: the taps of one kj add at the same alignment, so a vector add
+    // reads back what the previous tap stored whole (a read straddling two recent stores
+    // cannot be forwarded from them and waits).
+    for (int64_t kj = 0; kj < g.kernel_w; ++kj)
+      for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+        const float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;
+        scatter_tap(g, p, row, padded + p.tap_offset(g, ki, kj));
+      }
+    float* plane = dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w;  // (H, W)
+    for (int64_t y = 0; y < g.in_h; ++y) {
+      const float* from = padded + (y + g.pad_h) * p.wp + g.pad_w;
+      float* to = plane + y * g.in_w;
+      for (int64_t x = 0; x < g.in_w; ++x) to[x] += from[x];
+    }
+  });
+}
+
+void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols) {
+  if (im2col_gathers(g)) im2col_gather(g, x, first, count, cols);
+  else im2col_rows(g, x, first, count, cols);
+}
+
+void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx) {
+  if (im2col_gathers(g)) col2im_gather(g, cols, first, count, dx);
+  else col2im_rows(g, cols, first, count, dx);
+}
+
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out,
                     float* saved_cols) {
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
-  const auto own_cols = scratch(saved_cols != nullptr ? 0 : g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
-  float* cols = saved_cols != nullptr ? saved_cols : own_cols.get();         // (Cin*KH*KW, chunk*L)
-  const auto product = scratch(chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  float* cols = saved_cols != nullptr  // (Cin*KH*KW, chunk*L)
+                    ? saved_cols
+                    : scratch(Slot::Columns, g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
+  float* product = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
   for (int64_t first = 0; first < g.batch; first += chunk) {
     const int64_t count = std::min(chunk, g.batch - first), width = count * l;
     im2col(g, x, first, count, cols);
     // One image: the product (Cout, L) is the output image itself, started at the bias.
-    float* target = count == 1 ? out + first * g.out_channels * l : product.get();
+    float* target = count == 1 ? out + first * g.out_channels * l : product;
     const float beta = count == 1 && bias != nullptr ? 1.0f : 0.0f;
     if (beta != 0.0f)
       for (int64_t co = 0; co < g.out_channels; ++co) std::fill_n(target + co * l, l, bias[co]);
@@ -125,7 +272,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight
     parallel_for(count * g.out_channels, grain_for(l), [&](int64_t bo) {
       const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
       const float add = bias != nullptr ? bias[co] : 0.0f;
-      const float* from = product.get() + co * width + b * l;
+      const float* from = product + co * width + b * l;
       float* to = out + ((first + b) * g.out_channels + co) * l;
       for (int64_t i = 0; i < l; ++i) to[i] = from[i] + add;
     });
@@ -136,8 +283,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
                      float* dweight, float* dbias, const float* saved_cols) {
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
   const int64_t rows = g.in_channels * g.kernel_h * g.kernel_w;
-  const auto cols = scratch(rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
-  const auto gathered = scratch(chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  float* cols = scratch(Slot::Columns, rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
+  float* gathered = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
   if (dbias != nullptr) {  // sums over images and positions, in double, in a fixed order
     std::vector<double> sums(size_t(g.out_channels), 0.0);
     for (int64_t b = 0; b < g.batch; ++b)
@@ -157,15 +304,15 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
     if (count > 1) {                                      // (count, Cout, L) -> (Cout, count, L), the product's layout
       parallel_for(count * g.out_channels, grain_for(l), [&](int64_t bo) {
         const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
-        std::copy_n(dy + (b * g.out_channels + co) * l, l, gathered.get() + co * width + b * l);
+        std::copy_n(dy + (b * g.out_channels + co) * l, l, gathered + co * width + b * l);
       });
-      dy = gathered.get();
+      dy = gathered;
     }
     if (dweight != nullptr) {              // dW_g (Cout/G, K) += dY_g (Cout/G, width) cols_g^T (width, K)
       const float* unrolled = saved_cols;  // the forward's columns when it kept them (one chunk)
       if (unrolled == nullptr) {
-        im2col(g, x, first, count, cols.get());
-        unrolled = cols.get();
+        im2col(g, x, first, count, cols);
+        unrolled = cols;
       }
       for (int64_t gi = 0; gi < g.groups; ++gi)
         gemm(false, true, cout_g, k, width, 1.0f, dy + gi * cout_g * width, unrolled + gi * k * width,
@@ -174,8 +321,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
     if (dx != nullptr) {  // dcols_g (K, width) = W_g^T (K, Cout/G) dY_g (Cout/G, width), then col2im
       for (int64_t gi = 0; gi < g.groups; ++gi)
         gemm(true, false, k, width, cout_g, 1.0f, weight + gi * cout_g * k, dy + gi * cout_g * width, 0.0f,
-             cols.get() + gi * k * width);
-      col2im(g, cols.get(), first, count, dx);
+             cols + gi * k * width);
+      col2im(g, cols, first, count, dx);
     }
   }
 }

@@ -50,4 +50,19 @@ void im2col(const Conv2dGeometry& g, const float* x, int64_t first, int64_t coun
 /// of dx, which the caller has zeroed.
 void col2im(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx);
 
+// im2col and col2im each have two paths, the same sums (tests hold them together):
+//   rows:   copies each output row's run of inputs, with the padding's bounds worked out once
+//           a tap; pays per row, so it suits wide images (the 32x32 layer: rows of 32);
+//   gather: pads each plane into a stack buffer, then reads every column through one table
+//           of offsets, no bounds and no per-row calls; on the digits' 8x8 and 4x4 images,
+//           rows of 4 to 8 values, the rows path spent more on bookkeeping than on copying.
+constexpr int64_t kGatherBelowWidth = 16;     // output widths below this gather
+constexpr int64_t kGatherPlaneFloats = 4096;  // and only padded planes that fit the stack buffer
+/// Whether im2col / col2im take the gather path for g.
+bool im2col_gathers(const Conv2dGeometry& g);
+void im2col_rows(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols);
+void im2col_gather(const Conv2dGeometry& g, const float* x, int64_t first, int64_t count, float* cols);
+void col2im_rows(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx);
+void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, int64_t count, float* dx);
+
 }  // namespace minidl::kernels
