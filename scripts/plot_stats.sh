@@ -56,10 +56,15 @@ fi
 [[ -n $step ]] || step=$(awk '{ s[NR] = $1 } END { print s[int((NR + 1) / 2)] }' <<<"$steps")
 grep -qx "$step" <<<"$steps" || fail "step $step was not recorded (recorded: $(tr '\n' ' ' <<<"$steps"))"
 
+# The lesson's MLP (every activation a Tanh) or another arch: the CNN (ReLU; its norms are
+# the 2-d forms) or a residual MLP (GELU). Set once the layers are known, below.
+tanh_only=1
 title_of() {
   case $1 in
-    none) echo "no normalization" ;; batch) echo "BatchNorm1d" ;; layer) echo "LayerNorm" ;;
-    rms) echo "RMSNorm" ;; group) echo "GroupNorm" ;; *) echo "$1" ;;
+    none) echo "no normalization" ;; rms) echo "RMSNorm" ;; group) echo "GroupNorm" ;;
+    batch) ((tanh_only)) && echo "BatchNorm1d" || echo "BatchNorm2d" ;;
+    layer) [[ $layers == relu* ]] && echo "GroupNorm(1, C)" || echo "LayerNorm" ;;
+    instance) echo "GroupNorm(C, C)" ;; *) echo "$1" ;;
   esac
 }
 setting() { grep -m1 "\"$1\":" "$summary" | sed 's/.*: *//; s/,$//'; }
@@ -73,6 +78,7 @@ layers=$(awk -F, -v seed="$seed" 'NR > 1 && $2 == seed && $5 == "output" && !see
 weights=$(awk -F, -v seed="$seed" 'NR > 1 && $2 == seed && $5 == "parameter" && !seen[$4]++ { print $4 }' "$csv" |
   sort -V | tr '\n' ' ')
 [[ -n ${layers// /} ]] || fail "$csv has no layer outputs for seed $seed"
+for layer in $layers; do [[ $layer == tanh* ]] || tanh_only=0; done
 # The plotted seed's rows, and of those the plotted step's: every lookup below reads these.
 awk -F, -v s="$seed" 'NR > 1 && $2 == s' "$csv" >"$work/seed.csv"
 awk -F, -v t="$step" '$3 == t' "$work/seed.csv" >"$work/step.csv"
@@ -116,8 +122,13 @@ histogram_panel() {  # $1 quantity $2 file $3 title $4 xlabel $5 with saturation
     echo "unset multiplot"
   } >"$work/$2.gp"
 }
-histogram_panel output stats_1_activations.png "Tanh outputs per layer" "tanh output" 1
-histogram_panel output_grad stats_2_gradients.png "Gradients reaching each tanh output" "gradient" 0
+if ((tanh_only)); then
+  histogram_panel output stats_1_activations.png "Tanh outputs per layer" "tanh output" 1
+  histogram_panel output_grad stats_2_gradients.png "Gradients reaching each tanh output" "gradient" 0
+else  # no saturation: ReLU, GELU and SiLU have no flat tail at 0.97
+  histogram_panel output stats_1_activations.png "Activation outputs per layer" "output" 0
+  histogram_panel output_grad stats_2_gradients.png "Gradients reaching each activation output" "gradient" 0
+fi
 
 # Panel 3: gradient std against depth, one colour per norm.
 plots=() i=0
@@ -135,7 +146,7 @@ for run in $runs; do
     echo "$d $(value_of "$run" "$w" parameter grad_std)" >>"$work/wdepth_$run.dat"
   done
   color=${colors[i % ${#colors[@]}]}
-  plots+=("'depth_$run.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '$color' title '$(title_of "$run"): gradient at tanh output'")
+  plots+=("'depth_$run.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '$color' title '$(title_of "$run"): gradient at $( ((tanh_only)) && echo tanh || echo activation) output'")
   plots+=("'wdepth_$run.dat' using 1:2 with linespoints lw 1.5 dt 2 pt 6 lc rgb '$color' title '$(title_of "$run"): weight gradient'")
   i=$((i + 1))
 done

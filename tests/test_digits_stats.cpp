@@ -125,6 +125,32 @@ TEST_CASE("digits --stats records about 30 snapshots a run by default", "[lesson
   CHECK(five.count(115) == 1);
 }
 
+TEST_CASE("digits --stats watches the layers nested in the CNN and the residual MLPs", "[lesson][stats]") {
+  // Every activation's output and every Linear's and Conv2d's weight, however deep inside
+  // the model's blocks, named by kind in the order the forward pass meets them.
+  const minidl::testing::DigitsScratch dir;
+  auto layers = [&](const std::vector<std::string>& arch) {
+    const std::string csv = dir.file("arch.csv");
+    ProcessResult o =
+        digits(dir, minidl::testing::with_options(arch, {"--epochs", "1", "--quiet", "--seeds", "0", "--stats", csv}));
+    INFO(o.err);
+    REQUIRE(o.exit_code == 0);
+    std::set<std::string> seen;
+    for (const Row& r : read_rows(slurp(csv))) seen.insert(r.layer + " " + r.quantity);
+    return seen;
+  };
+  const std::set<std::string> cnn = layers({"--arch", "cnn", "--norm", "batch"});
+  CHECK(cnn == std::set<std::string>{"relu1 output", "relu1 output_grad", "relu2 output", "relu2 output_grad",
+                                     "relu3 output", "relu3 output_grad", "conv1.weight parameter",
+                                     "conv2.weight parameter", "conv3.weight parameter", "linear1.weight parameter"});
+  // resmlp-pre, 2 blocks: the input Linear, each block's two Linears around a GELU, the head.
+  const std::set<std::string> resmlp = layers({"--arch", "resmlp-pre", "--blocks", "2", "--width", "8"});
+  CHECK(resmlp.count("gelu2 output_grad") == 1);
+  CHECK(resmlp.count("gelu3 output") == 0);
+  CHECK(resmlp.count("linear6.weight parameter") == 1);
+  CHECK(resmlp.count("linear7.weight parameter") == 0);
+}
+
 TEST_CASE("digits --stats and --stats-every are checked as the other options", "[lesson][stats]") {
   const minidl::testing::DigitsScratch dir;
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{

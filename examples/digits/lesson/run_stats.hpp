@@ -13,9 +13,11 @@ namespace minidl::lesson {
 
 struct RunResult;
 
-/// The recorder for deep_net: every Tanh's output and gradient as "tanh1".."tanhD" (outputs
-/// binned over [-1, 1]), every Linear's weight as "linear1.weight".."linear<D+1>.weight".
-std::unique_ptr<diagnostics::StatsRecorder> lesson_recorder(nn::Sequential& model);
+/// The recorder for any of the lesson's models, its modules walked depth first: every
+/// activation's output and gradient as "tanh1".., "relu1".., "gelu1".., "silu1".. (outputs
+/// binned over [-1, 1] when every activation is a Tanh, as in deep_net), every Linear's and
+/// Conv2d's weight as "linear1.weight".., "conv1.weight"..
+std::unique_ptr<diagnostics::StatsRecorder> lesson_recorder(nn::Module& model);
 
 /// Optimizer steps in one epoch over `examples` (the short last batch counts unless dropped).
 inline int64_t steps_per_epoch(int64_t examples, int64_t batch_size, bool drop_last) {
