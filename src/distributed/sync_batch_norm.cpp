@@ -115,12 +115,7 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor
   const int64_t N = x.size(0), C = x.size(1);
   const kernels::ChannelNormLayout layout{.batch = N, .channels = C, .inner = N * C == 0 ? 0 : x.numel() / (N * C)};
   const Shape channels{C};
-  detail::check_affine("sync_batch_norm", "running_mean", running_mean, channels, x);
-  detail::check_affine("sync_batch_norm", "running_var", running_var, channels, x);
-  detail::check_affine("sync_batch_norm", "weight", weight, channels, x);
-  detail::check_affine("sync_batch_norm", "bias", bias, channels, x);
-  if (running_mean.defined() != running_var.defined())
-    throw Error("sync_batch_norm: running_mean and running_var must be given together");
+  detail::check_channel_tensors("sync_batch_norm", running_mean, running_var, weight, bias, C, x);
 
   const std::vector<ChannelMoments> moments = global_moments(x.data(), layout);
   const double count = C > 0 ? moments[0].count : 0.0;

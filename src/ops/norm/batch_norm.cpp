@@ -52,12 +52,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& bias, bool training, double momentum, double eps) {
   const kernels::ChannelNormLayout layout = channel_layout(x);
   const Shape channels{layout.channels};
-  detail::check_affine("batch_norm", "running_mean", running_mean, channels, x);
-  detail::check_affine("batch_norm", "running_var", running_var, channels, x);
-  detail::check_affine("batch_norm", "weight", weight, channels, x);
-  detail::check_affine("batch_norm", "bias", bias, channels, x);
-  if (running_mean.defined() != running_var.defined())
-    throw Error("batch_norm: running_mean and running_var must be given together");
+  detail::check_channel_tensors("batch_norm", running_mean, running_var, weight, bias, layout.channels, x);
   if (training && layout.per_channel() == 1)
     throw Error(cat("Expected more than 1 value per channel when training, got input size ", to_string(x.shape())));
   if (!training && !running_mean.defined())

@@ -37,6 +37,17 @@ void check_affine(const char* op, const char* what, const Tensor& t, const Shape
                     to_string(x.shape()), ", got ", to_string(t.shape())));
 }
 
+void check_channel_tensors(const char* op, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                           const Tensor& bias, int64_t channels, const Tensor& x) {
+  const Shape shape{channels};
+  check_affine(op, "running_mean", running_mean, shape, x);
+  check_affine(op, "running_var", running_var, shape, x);
+  check_affine(op, "weight", weight, shape, x);
+  check_affine(op, "bias", bias, shape, x);
+  if (running_mean.defined() != running_var.defined())
+    throw Error(cat(op, ": running_mean and running_var must be given together"));
+}
+
 Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const Tensor& bias,
                 const kernels::RowNormLayout& layout, double eps) {
   Tensor out = Tensor::empty(x.shape());

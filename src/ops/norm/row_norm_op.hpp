@@ -21,6 +21,11 @@ kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count);
 /// Throws unless t is undefined or has the given shape; `what` names t and the reason.
 void check_affine(const char* op, const char* what, const Tensor& t, const Shape& shape, const Tensor& x);
 
+/// batch_norm's and sync_batch_norm's checks of their per-channel tensors: each undefined or
+/// of shape (C), and the running statistics given together.
+void check_channel_tensors(const char* op, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                           const Tensor& bias, int64_t channels, const Tensor& x);
+
 inline const float* data_or_null(const Tensor& t) { return t.defined() ? t.data() : nullptr; }
 inline float* data_or_null(Tensor& t) { return t.defined() ? t.data() : nullptr; }
 inline Tensor empty_if(bool wanted, const Shape& shape) { return wanted ? Tensor::empty(shape) : Tensor(); }
