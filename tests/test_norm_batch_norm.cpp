@@ -311,5 +311,12 @@ TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
   REQUIRE_THROWS_WITH(
       batch_norm(Tensor::zeros({4, 3}), Tensor(), Tensor(), Tensor::ones({2}), Tensor(), true, 0.1, 1e-5),
       Catch::Contains("expected weight of shape [3]") && Catch::Contains("got [2]"));
+  const Tensor x = Tensor::zeros({4, 3}), three = Tensor::ones({3});
+  REQUIRE_THROWS_WITH(batch_norm(x, Tensor::zeros({4}), three, Tensor(), Tensor(), true, 0.1, 1e-5),
+                      "batch_norm: expected running_mean of shape [3] for an input of shape [4, 3], got [4]");
+  REQUIRE_THROWS_WITH(batch_norm(x, three, Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      "batch_norm: running_mean and running_var must be given together");
+  REQUIRE_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false, 0.1, 1e-5),
+                      "batch_norm: running_mean and running_var are required when not training");
   REQUIRE_THROWS_WITH(nn::BatchNorm1d(0), Catch::Contains("num_features must be positive"));
 }

@@ -116,6 +116,11 @@ TEST_CASE("SyncBatchNorm refuses a global batch of one value per channel", "[mpi
                       Catch::Contains("Expected more than 1 value per channel when training") &&
                           Catch::Contains("1 values per channel over all"));
   REQUIRE_THROWS_WITH(sync(Tensor::ones({3})), Catch::Contains("SyncBatchNorm: expected at least 2D input"));
+  const Tensor x = Tensor::ones({4, 3}), three = Tensor::ones({3});
+  REQUIRE_THROWS_WITH(dist::sync_batch_norm(x, three, Tensor(), Tensor(), Tensor(), 0.1, 1e-5),
+                      "sync_batch_norm: running_mean and running_var must be given together");
+  REQUIRE_THROWS_WITH(dist::sync_batch_norm(x, three, three, Tensor::ones({2}), Tensor(), 0.1, 1e-5),
+                      "sync_batch_norm: expected weight of shape [3] for an input of shape [4, 3], got [2]");
 }
 
 TEST_CASE("convert_sync_batchnorm turns a Sequential's BatchNorm layers into SyncBatchNorm with their state", "[mpi]") {
