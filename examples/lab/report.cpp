@@ -78,9 +78,10 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
   }
   std::string md =
       "# The lab: the lesson's claims about normalization, measured\n\n"
-      "Each experiment trains the lesson's network (8 x [Linear(64), norm, Tanh], then Linear(10); SGD lr "
-      "0.05, batch 64, 5 epochs on the digits) or checks a layer exactly, changing one thing at a time, over "
-      "several seeds. Every verdict is computed by the program from the figures, by the rule printed before "
+      "Most experiments train the lesson's network (8 x [Linear(64), norm, Tanh], then Linear(10); SGD lr "
+      "0.05, batch 64, 5 epochs on the digits), changing one thing at a time, over several seeds; others check "
+      "a layer exactly, or train the digits' CNN, residual MLPs, or the lesson on several processes under "
+      "mpirun. Every verdict is computed by the program from the figures, by the rule printed before "
       "them. Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run depth`); "
       "`lab list` names them. A new experiment is one file in `examples/lab/experiments/` (an `Experiment`: "
       "name, claim, lesson source, set-up, rule, plan of jobs, judgement) and one line in "
