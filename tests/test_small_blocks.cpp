@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "minidl/minidl.hpp"
+#include "tensor/memory_caching.hpp"
 #include "tensor/small_blocks.hpp"
 
 using namespace minidl;
@@ -11,8 +12,8 @@ using detail::small_block_allocate;
 using detail::small_block_free;
 using detail::small_blocks_cached;
 
-// An AddressSanitizer build does not pool (small_blocks_pooled() is false): there every
-// freed block goes to the system and the lists stay empty.
+// An AddressSanitizer build, or a run with MINIDL_NO_MEMORY_CACHING=1, does not pool
+// (small_blocks_pooled() is false): there every freed block goes to the system.
 TEST_CASE("an unpooled build keeps no blocks", "[small_blocks]") {
   if (detail::small_blocks_pooled()) return;
   small_block_free(small_block_allocate(64), 64);
@@ -56,7 +57,8 @@ TEST_CASE("a block freed on another thread joins that thread's list and stays us
   }).join();  // the thread's list goes back to the system as it ends
 }
 
-TEST_CASE("a training step's tensor headers and nodes come back to the free lists", "[small_blocks]") {
+// The float buffers' cache too (tests/test_storage_cache.cpp holds its own contract).
+TEST_CASE("a training step's tensor headers, nodes and buffers come back to their caches", "[small_blocks]") {
   if (!detail::small_blocks_pooled()) return;
   Generator gen(0);
   nn::Linear layer(8, 4, gen);
@@ -67,8 +69,12 @@ TEST_CASE("a training step's tensor headers and nodes come back to the free list
   };
   step();
   const size_t cached = small_blocks_cached();
+  const detail::StorageCacheStats buffers = detail::storage_cache_stats();
   CHECK(cached > 0);
+  CHECK(buffers.blocks > 0);
   for (int i = 0; i < 5; ++i) step();
   CHECK(small_blocks_cached() == cached);  // the same blocks every step: no growth, no leak
+  CHECK(detail::storage_cache_stats().blocks == buffers.blocks);
+  CHECK(detail::storage_cache_stats().bytes == buffers.bytes);
   CHECK(layer.weight.grad().defined());
 }

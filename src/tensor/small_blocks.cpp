@@ -3,6 +3,8 @@
 #include <array>
 #include <vector>
 
+#include "tensor/memory_caching.hpp"
+
 namespace minidl::detail {
 namespace {
 
@@ -13,20 +15,6 @@ static_assert(kClassBytes % __STDCPP_DEFAULT_NEW_ALIGNMENT__ == 0);
 // A thread keeps at most this many free blocks per class (a graph of a wide batch frees
 // tens of thousands of nodes at once; beyond this they go back to the system).
 constexpr size_t kMaxCachedPerClass = 1 << 14;
-
-// Under AddressSanitizer every block goes straight to the system, so that a use after free
-// of a tensor header or a node is still caught.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPooling = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPooling = false;
-#else
-constexpr bool kPooling = true;
-#endif
-#else
-constexpr bool kPooling = true;
-#endif
 
 // Set once the thread's lists are gone, so a block freed during static destruction goes
 // straight back to the system (as storage.cpp's cache does).
@@ -53,8 +41,10 @@ size_t class_bytes(size_t cls) { return (cls + 1) * kClassBytes; }
 }  // namespace
 
 void* small_block_allocate(size_t bytes) {
-  if (!kPooling || bytes == 0 || bytes > kSmallBlockMax || lists_destroyed) return ::operator new(bytes);
+  if (bytes == 0 || bytes > kSmallBlockMax) return ::operator new(bytes);
   const size_t cls = class_of(bytes);
+  // A whole class's bytes even when not pooling: caching may be on when it is freed.
+  if (lists_destroyed || !memory_caching_enabled()) return ::operator new(class_bytes(cls));
   std::vector<void*>& list = lists().blocks[cls];
   if (list.empty()) return ::operator new(class_bytes(cls));
   void* block = list.back();
@@ -64,7 +54,7 @@ void* small_block_allocate(size_t bytes) {
 
 void small_block_free(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
-  if (!kPooling || bytes == 0 || bytes > kSmallBlockMax || lists_destroyed) {
+  if (bytes == 0 || bytes > kSmallBlockMax || lists_destroyed || !memory_caching_enabled()) {
     ::operator delete(block);
     return;
   }
@@ -80,7 +70,7 @@ void small_block_free(void* block, size_t bytes) noexcept {
   }
 }
 
-bool small_blocks_pooled() { return kPooling; }
+bool small_blocks_pooled() { return memory_caching_enabled(); }
 
 size_t small_blocks_cached() {
   size_t count = 0;

@@ -19,8 +19,9 @@ inline constexpr size_t kSmallBlockMax = 256;
 void* small_block_allocate(size_t bytes);
 /// Returns a block from small_block_allocate(bytes), the same `bytes`.
 void small_block_free(void* block, size_t bytes) noexcept;
-/// False in an AddressSanitizer build, where every block goes to the system (so a use after
-/// free is still caught).
+/// memory_caching_enabled() (memory_caching.hpp): false in an AddressSanitizer build or with
+/// MINIDL_NO_MEMORY_CACHING=1, where every block goes to the system (so a use after free is
+/// still caught).
 bool small_blocks_pooled();
 /// Blocks the calling thread holds for reuse, by all size classes (the tests' view).
 size_t small_blocks_cached();

@@ -1,82 +1,141 @@
 #include "minidl/tensor/storage.hpp"
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
 #include <cstdlib>
+#include <limits>
 #include <new>
-#include <unordered_map>
 #include <vector>
+
+#include "tensor/memory_caching.hpp"
 
 namespace minidl {
 namespace {
 
-constexpr size_t kAlignment = 64;
+using detail::kBlockAlignment;
+using detail::kLargestCachedBlock;
 
-// Freed blocks by byte size, per thread. Training makes the same shapes every step, so
-// after the first step every allocation is a hit here. Blocks freed on another thread
-// simply join that thread's cache.
-// Set once the thread's cache is gone, so storage freed during static destruction
-// goes straight back to the system.
+// Size classes (memory_caching.hpp): 64-byte steps up to 4 KiB, then four per doubling up
+// to kLargestCachedBlock. A block is allocated with its class's bytes, so any request of
+// the class can reuse it.
+constexpr size_t kFineLimit = 4096;
+constexpr size_t kFineClasses = kFineLimit / kBlockAlignment;  // 64, 128, ..., 4096 bytes
+constexpr int kFirstOctave = std::bit_width(kFineLimit) - 1;   // 2^12 < bytes <= 2^13
+constexpr int kOctaves = std::bit_width(kLargestCachedBlock) - 1 - kFirstOctave;
+constexpr size_t kClasses = kFineClasses + size_t(kOctaves) * 4;
+static_assert(std::has_single_bit(kLargestCachedBlock) && kLargestCachedBlock > kFineLimit);
+
+struct SizeClass {
+  size_t index;  // kClasses when not cached
+  size_t bytes;  // what the block holds
+};
+
+size_t rounded_bytes(size_t count) {
+  if (count > std::numeric_limits<size_t>::max() / sizeof(float) / 2) throw std::bad_alloc();
+  const size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+  return (bytes + kBlockAlignment - 1) / kBlockAlignment * kBlockAlignment;
+}
+
+SizeClass size_class(size_t count) {
+  const size_t bytes = rounded_bytes(count);
+  if (bytes <= kFineLimit) return {bytes / kBlockAlignment - 1, bytes};
+  if (bytes > kLargestCachedBlock) return {kClasses, bytes};
+  const int octave = std::bit_width(bytes - 1) - 1;  // 2^octave < bytes <= 2^(octave + 1)
+  const size_t base = size_t(1) << octave, quarter = base / 4;
+  const size_t step = (bytes - base + quarter - 1) / quarter;  // 1..4
+  return {kFineClasses + size_t(octave - kFirstOctave) * 4 + step - 1, base + step * quarter};
+}
+
+std::atomic<size_t> cache_limit{size_t(256) << 20};
+
+// Freed blocks by size class, per thread, so no lock is taken: training makes the same
+// shapes every step, and after the first step every allocation is a hit here. A block freed
+// on another thread (an OpenMP worker, a data loader's thread) joins that thread's cache;
+// each thread keeps at most storage_cache_limit() bytes and frees the rest.
+// Set once the thread's cache is gone, so storage freed during static destruction goes
+// straight back to the system.
 thread_local bool cache_destroyed = false;
 
 struct BlockCache {
-  std::unordered_map<size_t, std::vector<void*>> free_blocks;
+  std::array<std::vector<float*>, kClasses> free_blocks;
   size_t cached_bytes = 0;
+  size_t cached_blocks = 0;
   ~BlockCache() {
     release();
     cache_destroyed = true;
   }
   void release() {
-    for (auto& [bytes, blocks] : free_blocks)
-      for (void* block : blocks) std::free(block);
-    free_blocks.clear();
-    cached_bytes = 0;
+    for (auto& blocks : free_blocks) {
+      for (float* block : blocks) std::free(block);
+      blocks = {};
+    }
+    cached_bytes = cached_blocks = 0;
+  }
+  float* take(const SizeClass& c) {
+    std::vector<float*>& blocks = free_blocks[c.index];
+    if (blocks.empty()) return nullptr;
+    float* block = blocks.back();
+    blocks.pop_back();
+    cached_bytes -= c.bytes;
+    --cached_blocks;
+    return block;
+  }
+  bool keep(float* block, const SizeClass& c) {
+    if (cached_bytes + c.bytes > cache_limit.load(std::memory_order_relaxed)) return false;
+    try {
+      free_blocks[c.index].push_back(block);
+    } catch (const std::bad_alloc&) {  // the list could not grow: the block goes back instead
+      return false;
+    }
+    cached_bytes += c.bytes;
+    ++cached_blocks;
+    return true;
   }
 };
-
-// A thread keeps at most this much freed memory for reuse.
-constexpr size_t kMaxCachedBytes = size_t(256) << 20;
 
 BlockCache& cache() {
   thread_local BlockCache instance;
   return instance;
 }
 
-size_t rounded_bytes(size_t count) {
-  size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+bool caching_here(const SizeClass& c) {
+  return c.index < kClasses && !cache_destroyed && detail::memory_caching_enabled();
 }
 
 }  // namespace
 
 Storage::Storage(size_t size) : data_(nullptr), size_(size) {
-  size_t bytes = rounded_bytes(size);
-  auto* blocks_ptr = cache_destroyed ? nullptr : &cache().free_blocks[bytes];
-  if (blocks_ptr != nullptr && !blocks_ptr->empty()) {
-    auto& blocks = *blocks_ptr;
-    data_ = static_cast<float*>(blocks.back());
-    blocks.pop_back();
-    cache().cached_bytes -= bytes;
-    return;
-  }
-  void* block = std::aligned_alloc(kAlignment, bytes);
+  const SizeClass c = size_class(size);
+  if (caching_here(c)) data_ = cache().take(c);
+  if (data_ != nullptr) return;
+  void* block = std::aligned_alloc(kBlockAlignment, c.bytes);
   if (block == nullptr) throw std::bad_alloc();
   data_ = static_cast<float*>(block);
 }
 
 Storage::~Storage() {
-  if (cache_destroyed) {
-    std::free(data_);
-    return;
-  }
-  size_t bytes = rounded_bytes(size_);
-  BlockCache& c = cache();
-  if (c.cached_bytes + bytes > kMaxCachedBytes) {
-    std::free(data_);
-    return;
-  }
-  c.free_blocks[bytes].push_back(data_);
-  c.cached_bytes += bytes;
+  const SizeClass c = size_class(size_);
+  if (!caching_here(c) || !cache().keep(data_, c)) std::free(data_);
 }
 
-void release_cached_blocks() { cache().release(); }
+void release_cached_blocks() {
+  if (!cache_destroyed) cache().release();
+}
 
+namespace detail {
+
+size_t storage_block_bytes(size_t count) { return size_class(count).bytes; }
+
+StorageCacheStats storage_cache_stats() {
+  if (cache_destroyed) return {};
+  const BlockCache& c = cache();
+  return {c.cached_blocks, c.cached_bytes};
+}
+
+size_t storage_cache_limit() { return cache_limit.load(std::memory_order_relaxed); }
+void set_storage_cache_limit(size_t bytes) { cache_limit.store(bytes, std::memory_order_relaxed); }
+
+}  // namespace detail
 }  // namespace minidl

@@ -6,8 +6,8 @@
 namespace minidl {
 
 /// A 64-byte aligned float buffer, shared by a tensor and its views.
-/// Buffers come from a per-thread cache of freed blocks, so a training loop that
-/// makes the same shapes every step stops calling the system allocator after step one.
+/// Buffers come from a per-thread cache of freed blocks by size class (MINIDL_NO_MEMORY_CACHING=1
+/// turns it off, for valgrind), so a training loop stops calling malloc after step one.
 class Storage {
  public:
   explicit Storage(size_t size);  // uninitialised
