@@ -198,3 +198,21 @@ TEST_CASE("a backward root that is a leaf", "[autograd]") {
   x.backward();
   CHECK(x.grad().item() == 2.0f);
 }
+
+// The engine keeps its per-pass lists per thread between passes; a backward started inside
+// another's hook must get lists of its own, and the outer pass must still finish right.
+TEST_CASE("a backward run from a hook inside another backward gives both their gradients", "[autograd]") {
+  Tensor a = Tensor::from_vector({1.0f, 2.0f}).requires_grad_();
+  Tensor b = Tensor::from_vector({3.0f}).requires_grad_();
+  for (int pass = 1; pass <= 2; ++pass) {
+    a.zero_grad();
+    b.zero_grad();
+    Tensor other = sum(b * b * b);  // recorded before the outer backward starts
+    Tensor y = a * 3.0f;
+    y.register_hook([&](const Tensor&) { other.backward(); });
+    sum(y * y).backward();
+    INFO("pass " << pass);
+    check_close(a.grad(), {18.0f, 36.0f}, 0, 0);  // d/da (3a)^2 = 18a
+    check_close(b.grad(), {27.0f}, 0, 0);         // d/db b^3 = 3b^2
+  }
+}

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -139,14 +140,20 @@ TEST_CASE("with memory caching off every freed block goes to the system", "[stor
   if (detail::memory_caching_enabled()) {
     const float* data = made_off->data();
     made_off.reset();
-    detail::small_block_free(header, 40);
     CHECK(storage_cache_stats().blocks == 1);
     Storage again(1008);  // 4000 and 4032 bytes: one class, all of it usable
     CHECK(again.data() == data);
     std::fill_n(again.data(), 1008, 2.0f);
-    void* header_again = detail::small_block_allocate(48);  // 40 and 48: one 16-byte class
-    CHECK(header_again == header);
-    detail::small_block_free(header_again, 48);
+    // The 48-byte class's list may already be full after other tests' graphs: then the
+    // block goes to the system, as the list's bound says.
+    const size_t small_cached = detail::small_blocks_cached();
+    detail::small_block_free(header, 40);
+    if (detail::small_blocks_cached() == small_cached + 1) {
+      void* header_again = detail::small_block_allocate(48);  // 40 and 48: one 16-byte class
+      CHECK(header_again == header);
+      std::memset(header_again, 0, 48);
+      detail::small_block_free(header_again, 48);
+    }
   } else {
     detail::small_block_free(header, 40);
   }

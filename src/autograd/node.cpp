@@ -9,7 +9,7 @@ namespace {
 
 // Moves out of `inputs` every producer node that only this edge keeps alive, so the
 // caller destroys it in a loop instead of recursively.
-void detach_inputs(std::vector<std::shared_ptr<TensorImpl>>& inputs, std::vector<std::shared_ptr<Node>>& pending) {
+void detach_inputs(NodeInputs& inputs, std::vector<std::shared_ptr<Node>>& pending) {
   for (auto& input : inputs) {
     if (input && input.use_count() == 1 && input->grad_fn && input->grad_fn.use_count() == 1)
       pending.push_back(std::move(input->grad_fn));
@@ -19,6 +19,11 @@ void detach_inputs(std::vector<std::shared_ptr<TensorImpl>>& inputs, std::vector
 }
 
 }  // namespace
+
+namespace detail {
+void* node_block_allocate(size_t bytes) { return small_block_allocate(bytes); }
+void node_block_free(void* block, size_t bytes) noexcept { small_block_free(block, bytes); }
+}  // namespace detail
 
 Node::~Node() {
   std::vector<std::shared_ptr<Node>> pending;
