@@ -13,6 +13,8 @@
 # suppressions (scripts/valgrind.supp) are for the runtimes' own thread pools: libgomp's and
 # OpenBLAS's worker threads and their thread-local buffers are created once and kept for the
 # life of the process by design, which memcheck reports as "possibly lost".
+# MINIDL_NO_MEMORY_CACHING=1 turns minidl's own caches off (tensor buffers, tensor headers,
+# graph nodes), so every freed block goes back to malloc and memcheck sees a use after free.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,7 +27,7 @@ digits="$build/examples/digits/digits"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell MINIDL_NO_MEMORY_CACHING=1
 valgrind --tool=memcheck --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible \
   --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes \
   --suppressions="$root/scripts/valgrind.supp" \

@@ -20,11 +20,6 @@ void detach_inputs(NodeInputs& inputs, std::vector<std::shared_ptr<Node>>& pendi
 
 }  // namespace
 
-namespace detail {
-void* node_block_allocate(size_t bytes) { return small_block_allocate(bytes); }
-void node_block_free(void* block, size_t bytes) noexcept { small_block_free(block, bytes); }
-}  // namespace detail
-
 Node::~Node() {
   std::vector<std::shared_ptr<Node>> pending;
   detach_inputs(inputs, pending);

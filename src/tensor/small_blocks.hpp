@@ -9,36 +9,18 @@
 #include <cstddef>
 #include <new>
 
+#include "minidl/tensor/pooled_allocator.hpp"  // small_block_allocate, small_block_free, SmallBlockAllocator
+
 namespace minidl::detail {
 
 /// Blocks up to this many bytes are recycled; larger requests go to ::operator new.
 inline constexpr size_t kSmallBlockMax = 256;
 
-/// A block of `bytes` (any size; recycled when at most kSmallBlockMax), aligned as
-/// ::operator new aligns. Throws std::bad_alloc.
-void* small_block_allocate(size_t bytes);
-/// Returns a block from small_block_allocate(bytes), the same `bytes`.
-void small_block_free(void* block, size_t bytes) noexcept;
 /// memory_caching_enabled() (memory_caching.hpp): false in an AddressSanitizer build or with
 /// MINIDL_NO_MEMORY_CACHING=1, where every block goes to the system (so a use after free is
 /// still caught).
 bool small_blocks_pooled();
 /// Blocks the calling thread holds for reuse, by all size classes (the tests' view).
 size_t small_blocks_cached();
-
-/// The allocator std::allocate_shared takes: one object at a time from the free lists.
-template <typename T>
-struct SmallBlockAllocator {
-  using value_type = T;
-  SmallBlockAllocator() = default;
-  template <typename U>
-  SmallBlockAllocator(const SmallBlockAllocator<U>&) noexcept {}  // NOLINT: rebinding, as allocators convert
-  T* allocate(size_t n) { return static_cast<T*>(small_block_allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) noexcept { small_block_free(p, n * sizeof(T)); }
-  template <typename U>
-  bool operator==(const SmallBlockAllocator<U>&) const noexcept {
-    return true;
-  }
-};
 
 }  // namespace minidl::detail

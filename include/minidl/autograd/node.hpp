@@ -8,34 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "minidl/tensor/pooled_allocator.hpp"
 #include "minidl/tensor/tensor.hpp"
 
 namespace minidl {
 
-namespace detail {
-/// Blocks from the library's per-thread free lists (src/tensor/small_blocks.hpp).
-void* node_block_allocate(size_t bytes);
-void node_block_free(void* block, size_t bytes) noexcept;
-
-/// The allocator of Node::inputs: a graph node's list of inputs is made every op, so it
-/// comes from the free lists instead of malloc.
-template <typename T>
-struct NodeAllocator {
-  using value_type = T;
-  NodeAllocator() = default;
-  template <typename U>
-  NodeAllocator(const NodeAllocator<U>&) noexcept {}  // NOLINT: rebinding, as allocators convert
-  T* allocate(size_t n) { return static_cast<T*>(node_block_allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) noexcept { node_block_free(p, n * sizeof(T)); }
-  template <typename U>
-  bool operator==(const NodeAllocator<U>&) const noexcept {
-    return true;
-  }
-};
-}  // namespace detail
-
-/// A node's inputs: nullptr where an input does not need a gradient.
-using NodeInputs = std::vector<std::shared_ptr<TensorImpl>, detail::NodeAllocator<std::shared_ptr<TensorImpl>>>;
+/// A node's inputs (nullptr where an input does not need a gradient), its list from the
+/// free lists: one is made every op.
+using NodeInputs = std::vector<std::shared_ptr<TensorImpl>, detail::SmallBlockAllocator<std::shared_ptr<TensorImpl>>>;
 
 /// Returns one gradient per input, in order; an undefined Tensor means "none".
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
