@@ -29,6 +29,17 @@ void unpack(const std::vector<float>& flat, const std::vector<Tensor>& tensors) 
   }
 }
 
+// unpack of flat / divisor: the average's division made in the copy back, not a pass of its own.
+void unpack_divided(const std::vector<float>& flat, float divisor, const std::vector<Tensor>& tensors) {
+  const float* from = flat.data();
+  for (Tensor t : tensors) {
+    float* to = t.data();
+    for (int64_t i = 0; i < t.numel(); ++i) to[i] = from[i] / divisor;
+    t.bump_version();
+    from += t.numel();
+  }
+}
+
 size_t total_numel(const std::vector<Tensor>& tensors) {
   size_t n = 0;
   for (const Tensor& t : tensors) n += size_t(t.numel());
@@ -109,8 +120,8 @@ void DistributedDataParallel::reduce_gradients() {
     }
     if (alone) continue;
     pack(bucket_, grads);
-    all_reduce(std::span<float>(bucket_.data(), floats), ReduceOp::Average);
-    unpack(bucket_, grads);
+    all_reduce(std::span<float>(bucket_.data(), floats), ReduceOp::Sum);
+    unpack_divided(bucket_, float(world_size()), grads);
   }
 }
 
