@@ -5,7 +5,8 @@
 //   mpirun --allow-run-as-root -np 2 build/bench/bench_distributed
 // Per norm (none, local BatchNorm1d, SyncBatchNorm) rank 0 prints the median step time, the
 // examples per second, and the part of the step spent averaging gradients (the buckets'
-// allreduce) and the bytes it averages.
+// allreduce) and the bytes it averages. The gradients are views into the buckets
+// (gradient_as_bucket_view) unless --copy-gradients; --allreduce times the allreduce alone.
 #include <mpi.h>
 
 #include <algorithm>
@@ -50,12 +51,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void report(const Options& o, Norm norm) {
+void report(const Options& o, Norm norm, bool bucket_view) {
   const int world = dist::world_size();
   const int64_t local = o.batch / world;
   Generator gen(0);
   auto model = wide_net(o, norm, gen);
-  dist::DistributedDataParallel ddp(model);
+  dist::DistributedDataParallel ddp(model, {.gradient_as_bucket_view = bucket_view});
   optim::SGD optimizer(model->parameters(), {.lr = 0.01});
   Generator data(1 + uint64_t(dist::rank()));
   const Tensor inputs = Tensor::randn({local, o.width}, data);          // (B / N, width)
@@ -131,7 +132,8 @@ int main(int argc, char** argv) {
     cli.add_options()("steps", "timed steps per norm", cxxopts::value<std::string>()->default_value("20"))(
         "threads", "threads per rank (default: the machine's cores / ranks on it)", cxxopts::value<std::string>())(
         "norm", "none, batch, sync or all", cxxopts::value<std::string>()->default_value("all"))(
-        "allreduce", "time the gradient buffer's allreduce alone: minidl's against MPI_Allreduce");
+        "allreduce", "time the gradient buffer's allreduce alone: minidl's against MPI_Allreduce")(
+        "copy-gradients", "gradients copied out of the buckets (default: gradient_as_bucket_view)");
     const auto args = cli.parse(argc, argv);
     Options o;
     o.steps = std::stoi(args["steps"].as<std::string>());
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
     }
     const std::string which = args["norm"].as<std::string>();
     for (Norm n : {Norm::None, Norm::Batch, Norm::Sync})
-      if (which == "all" || which == key(n)) report(o, n);
+      if (which == "all" || which == key(n)) report(o, n, !args.count("copy-gradients"));
     return 0;
   });
 }
