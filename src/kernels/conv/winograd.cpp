@@ -1,6 +1,7 @@
 #include "kernels/conv/winograd.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/gemm.hpp"
@@ -25,21 +26,26 @@ struct TileGrid {
 // cache sets, and the transforms took as long as the products.
 int64_t point_stride(int64_t channels, int64_t tiles) { return (channels * tiles + 15) / 16 * 16 + 16; }
 
+// The start of buffer, grown to hold count floats from a 64-byte boundary: the transforms
+// store whole 64-byte vectors, and one that straddles two cache lines costs two.
+float* aligned(std::vector<float>& buffer, int64_t count) {
+  if (buffer.size() < size_t(count + 16)) buffer.resize(size_t(count + 16));
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + (64 - address % 64) % 64 / sizeof(float);
+}
+
 // This thread's working buffers, kept and reused across calls (as conv2d.cpp's): a training
 // step makes the same shapes every time. Taken on the calling thread before the loops.
 enum class Slot { Weights, Inputs, Products, WeightGrads };
 float* scratch(Slot slot, int64_t count) {
   thread_local std::vector<float> buffers[4];
-  std::vector<float>& buffer = buffers[int(slot)];
-  if (buffer.size() < size_t(count)) buffer.resize(size_t(count));
-  return buffer.data();
+  return aligned(buffers[int(slot)], count);
 }
 
 // A loop iteration's buffer for one plane, on whichever thread runs it, kept across calls.
 float* plane_buffer(int64_t count) {
   thread_local std::vector<float> buffer;
-  if (buffer.size() < size_t(count)) buffer.resize(size_t(count));
-  return buffer.data();
+  return aligned(buffer, count);
 }
 
 // The split layout of a plane: each row as its even columns, then its odd columns, `half`
@@ -117,31 +123,35 @@ void untransform_weight_grads(const Conv2dGeometry& g, const float* du, float* d
 
 // One input plane's tiles (B^T d B)_e, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]:
 // v points at V_0's row of this channel at the plane's first tile, V_e at v + e * stride.
-// split: the padded plane, (2 TH + 2) rows of half = TW + 1; w: (4, 2 half) scratch.
-void transform_input_plane(const TileGrid& t, const float* __restrict split, int64_t stride, float* __restrict v,
-                           float* __restrict w) {
+// split: the padded plane, (2 TH + 2) rows of half = TW + 1. Both steps in one pass, reading
+// only the split plane: an intermediate row written and read back one column over straddles
+// two vector stores, which cannot be forwarded, and took twice as long.
+void transform_input_plane(const TileGrid& t, const float* __restrict split, int64_t stride, float* __restrict v) {
   const int64_t half = t.tw + 1, row = 2 * half, n = t.tw;
   for (int64_t ty = 0; ty < t.th; ++ty) {
-    const float* r0 = split + 2 * ty * row;
-    const float *r1 = r0 + row, *r2 = r1 + row, *r3 = r2 + row;
-    for (int64_t k = 0; k < row; ++k) {  // B^T along the rows, even and odd halves alike
-      w[k] = r0[k] - r2[k];
-      w[row + k] = r1[k] + r2[k];
-      w[2 * row + k] = r2[k] - r1[k];
-      w[3 * row + k] = r1[k] - r3[k];
-    }
-    for (int64_t i = 0; i < 4; ++i) {  // then along the columns
-      const float* __restrict even = w + i * row;
-      const float* __restrict odd = even + half;
-      float* __restrict v0 = v + (i * 4) * stride + ty * n;
-      float* __restrict v1 = v0 + stride;
-      float* __restrict v2 = v1 + stride;
-      float* __restrict v3 = v2 + stride;
-      for (int64_t tx = 0; tx < n; ++tx) {
-        v0[tx] = even[tx] - even[tx + 1];
-        v1[tx] = odd[tx] + even[tx + 1];
-        v2[tx] = even[tx + 1] - odd[tx];
-        v3[tx] = odd[tx] - odd[tx + 1];
+    const float* __restrict r = split + 2 * ty * row;  // the tile row's four input rows, `row` apart
+    float* __restrict out = v + ty * n;
+#pragma omp simd  // the 16 rows `stride` apart never overlap: vectorize over tx
+    for (int64_t tx = 0; tx < n; ++tx) {
+      float d[4][4];  // the tile: d[i][j] = row i, column 2 tx + j
+      for (int64_t i = 0; i < 4; ++i) {
+        d[i][0] = r[i * row + tx];
+        d[i][1] = r[i * row + half + tx];
+        d[i][2] = r[i * row + tx + 1];
+        d[i][3] = r[i * row + half + tx + 1];
+      }
+      float w[4][4];  // B^T d
+      for (int64_t j = 0; j < 4; ++j) {
+        w[0][j] = d[0][j] - d[2][j];
+        w[1][j] = d[1][j] + d[2][j];
+        w[2][j] = d[2][j] - d[1][j];
+        w[3][j] = d[1][j] - d[3][j];
+      }
+      for (int64_t i = 0; i < 4; ++i) {  // (B^T d) B
+        out[(i * 4 + 0) * stride + tx] = w[i][0] - w[i][2];
+        out[(i * 4 + 1) * stride + tx] = w[i][1] + w[i][2];
+        out[(i * 4 + 2) * stride + tx] = w[i][2] - w[i][1];
+        out[(i * 4 + 3) * stride + tx] = w[i][1] - w[i][3];
       }
     }
   }
@@ -216,28 +226,33 @@ void transform_grad_plane(const TileGrid& t, const float* __restrict dy, int64_t
 // The adjoint of transform_input_plane: adds B dV B^T of every tile into the padded plane
 // (tiles overlap by two rows and columns), then writes its interior into dx (H, W).
 // dv as transform_input_plane's v; acc: (2 TH + 2, 2 half) and q: (4, 2 half) scratch.
+// Along the columns each padded column gathers from its two tiles (even column k: position 0
+// of tile k and 2 of tile k - 1) rather than adding into a row twice, one column apart.
 void transform_input_grad_plane(const Conv2dGeometry& g, const TileGrid& t, const float* __restrict dv, int64_t stride,
                                 float* __restrict dx, float* __restrict acc, float* __restrict q) {
   const int64_t half = t.tw + 1, row = 2 * half, n = t.tw;
   std::fill_n(acc, (2 * t.th + 2) * row, 0.0f);
   for (int64_t ty = 0; ty < t.th; ++ty) {
-    std::fill_n(q, 4 * row, 0.0f);
-    for (int64_t i = 0; i < 4; ++i) {  // B along the columns: into even[tx], odd[tx], even[tx+1], odd[tx+1]
+    for (int64_t i = 0; i < 4; ++i) {  // B along the columns
+      const float* __restrict d0 = dv + (i * 4) * stride + ty * n;
+      const float* __restrict d1 = d0 + stride;
+      const float* __restrict d2 = d1 + stride;
+      const float* __restrict d3 = d2 + stride;
       float* __restrict even = q + i * row;
       float* __restrict odd = even + half;
-      const float* d0 = dv + (i * 4) * stride + ty * n;
-      const float *d1 = d0 + stride, *d2 = d1 + stride, *d3 = d2 + stride;
-      for (int64_t tx = 0; tx < n; ++tx) {
-        even[tx] += d0[tx];
-        odd[tx] += d1[tx] - d2[tx] + d3[tx];
+      even[0] = d0[0];
+      odd[0] = d1[0] - d2[0] + d3[0];
+      for (int64_t k = 1; k < n; ++k) {
+        even[k] = d0[k] + (d1[k - 1] + d2[k - 1] - d0[k - 1]);
+        odd[k] = (d1[k] - d2[k] + d3[k]) - d3[k - 1];
       }
-      for (int64_t tx = 0; tx < n; ++tx) {
-        even[tx + 1] += d1[tx] + d2[tx] - d0[tx];
-        odd[tx + 1] -= d3[tx];
-      }
+      even[n] = d1[n - 1] + d2[n - 1] - d0[n - 1];
+      odd[n] = -d3[n - 1];
     }
-    float* r0 = acc + 2 * ty * row;  // then along the rows, into the tile's four rows
-    float *r1 = r0 + row, *r2 = r1 + row, *r3 = r2 + row;
+    float* __restrict r0 = acc + 2 * ty * row;  // then along the rows, into the tile's four rows
+    float* __restrict r1 = r0 + row;
+    float* __restrict r2 = r1 + row;
+    float* __restrict r3 = r2 + row;
     const float *q0 = q, *q1 = q + row, *q2 = q + 2 * row, *q3 = q + 3 * row;
     for (int64_t k = 0; k < row; ++k) {
       r0[k] += q0[k];
@@ -267,11 +282,10 @@ void transform_inputs(const Conv2dGeometry& g, const TileGrid& t, const float* x
   const int64_t tiles = count * t.per_image(), half = t.tw + 1, rows = 2 * t.th + 2;
   parallel_for(count * g.in_channels, grain_for(kPoints * t.per_image()), [&](int64_t bc) {
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
-    float* split = plane_buffer((rows + 4) * 2 * half);
+    float* split = plane_buffer(rows * 2 * half);
     split_plane(x + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, g.in_h, g.in_w, g.pad_h, g.pad_w, rows, half,
                 split);
-    transform_input_plane(t, split, point_stride(g.in_channels, tiles), v + c * tiles + b * t.per_image(),
-                          split + rows * 2 * half);
+    transform_input_plane(t, split, point_stride(g.in_channels, tiles), v + c * tiles + b * t.per_image());
   });
 }
 
