@@ -24,9 +24,14 @@
 #include "kernels/conv/winograd.hpp"
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
+#include "support/fixture.hpp"
 
 using namespace minidl;
+using minidl::testing::check_call;
 using minidl::testing::check_close;
+using minidl::testing::check_gradients;
+using minidl::testing::Fixture;
+using minidl::testing::fixtures_of;
 
 namespace {
 
@@ -166,8 +171,50 @@ TEST_CASE("conv2d takes Winograd only for 3x3 stride-1 convolutions the rule pic
     const ForcedPath forced(kernels::Conv2dPath::Winograd);  // forced, but it cannot compute this one
     CHECK(kernels::conv2d_path(g) == kernels::Conv2dPath::Im2col);
   }
-  g = geometry(64, 1, 16, 8, 8, 1);  // the digits' conv1: one input channel
-  CHECK(kernels::conv2d_path(g) == kernels::Conv2dPath::Im2col);
+  CHECK(kernels::conv2d_path(geometry(4, 8, 8, 16, 16, 1)) == kernels::Conv2dPath::Winograd);  // the rule's corner
+  CHECK(kernels::conv2d_path(geometry(4, 8, 8, 16, 15, 1)) == kernels::Conv2dPath::Im2col);
+  CHECK(kernels::conv2d_path(geometry(4, 7, 8, 16, 16, 1)) == kernels::Conv2dPath::Im2col);
+  CHECK(kernels::conv2d_path(geometry(64, 1, 16, 8, 8, 1)) == kernels::Conv2dPath::Im2col);   // the digits' conv1
+  CHECK(kernels::conv2d_path(geometry(64, 32, 32, 4, 4, 1)) == kernels::Conv2dPath::Im2col);  // and conv3
   const ForcedPath forced(kernels::Conv2dPath::Im2col);
   CHECK(kernels::conv2d_path(geometry(32, 64, 64, 32, 32, 1)) == kernels::Conv2dPath::Im2col);
+}
+
+TEST_CASE("fixtures: conv2d forced onto Winograd matches PyTorch wherever Winograd applies",
+          "[fixtures][conv][winograd]") {
+  const auto size2 = [](const nlohmann::json& pair) -> Size2 { return {pair.at(0), pair.at(1)}; };
+  int applied = 0;
+  for (const Fixture& fx : fixtures_of("Conv2d")) {
+    const auto& o = fx.options();
+    const bool applies = size2(o.at("kernel_size")) == Size2{3, 3} && size2(o.at("stride")) == Size2{1, 1} &&
+                         size2(o.at("dilation")) == Size2{1, 1} && o.at("groups") == 1;
+    if (!applies) continue;
+    DYNAMIC_SECTION(fx.name()) {
+      nn::Conv2d conv(nn::Conv2dOptions(o.at("in_channels"), o.at("out_channels"), 3)
+                          .padding(size2(o.at("padding")))
+                          .bias(o.at("bias")));
+      conv.load_state_dict(fx.state_for(conv));
+      const ForcedPath forced(kernels::Conv2dPath::Winograd);
+      check_call(
+          fx, "", [&](const Tensor& x) { return conv(x); }, conv.named_parameters());
+    }
+    ++applied;
+  }
+  CHECK(applied >= 6);  // 3x3, no bias, unbatched, 1x1 image, the digits' conv1, the rule's
+}
+
+TEST_CASE("the rule takes Winograd for the conv2d_winograd_rule fixture", "[conv][winograd]") {
+  CHECK(kernels::conv2d_path(geometry(1, 8, 8, 16, 17, 1)) == kernels::Conv2dPath::Winograd);
+}
+
+TEST_CASE("conv2d's gradients on the Winograd path match finite differences", "[conv][winograd][gradcheck]") {
+  Generator gen(23);
+  const ForcedPath forced(kernels::Conv2dPath::Winograd);
+  for (int64_t pad : {0, 1, 2}) {
+    DYNAMIC_SECTION("padding " << pad) {
+      const Tensor x = Tensor::randn({2, 3, 5, 6}, gen), w = Tensor::randn({4, 3, 3, 3}, gen);
+      const Tensor b = Tensor::randn({4}, gen);
+      check_gradients([&](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], 1, pad); }, {x, w, b});
+    }
+  }
 }
