@@ -168,6 +168,7 @@ void transform_output_plane(const TileGrid& t, const float* __restrict m, int64_
       const float* m0 = m + j * stride + ty * n;
       const float *m1 = m0 + 4 * stride, *m2 = m1 + 4 * stride, *m3 = m2 + 4 * stride;
       float *s0 = s + j * n, *s1 = s + (4 + j) * n;
+#pragma omp simd
       for (int64_t tx = 0; tx < n; ++tx) {
         s0[tx] = m0[tx] + m1[tx] + m2[tx];
         s1[tx] = m1[tx] - m2[tx] - m3[tx];
@@ -176,6 +177,7 @@ void transform_output_plane(const TileGrid& t, const float* __restrict m, int64_
     for (int64_t a = 0; a < 2 && 2 * ty + a < t.oh; ++a) {  // then along the columns
       const float* sa = s + a * 4 * n;
       float *y0 = y, *y1 = y + n;
+#pragma omp simd
       for (int64_t tx = 0; tx < n; ++tx) {
         y0[tx] = sa[tx] + sa[n + tx] + sa[2 * n + tx] + bias;
         y1[tx] = sa[n + tx] - sa[2 * n + tx] - sa[3 * n + tx] + bias;
@@ -213,6 +215,7 @@ void transform_grad_plane(const TileGrid& t, const float* __restrict dy, int64_t
       float* __restrict d1 = d0 + stride;
       float* __restrict d2 = d1 + stride;
       float* __restrict d3 = d2 + stride;
+#pragma omp simd
       for (int64_t tx = 0; tx < n; ++tx) {
         d0[tx] = even[tx];
         d1[tx] = even[tx] + odd[tx];
@@ -242,6 +245,7 @@ void transform_input_grad_plane(const Conv2dGeometry& g, const TileGrid& t, cons
       float* __restrict odd = even + half;
       even[0] = d0[0];
       odd[0] = d1[0] - d2[0] + d3[0];
+#pragma omp simd
       for (int64_t k = 1; k < n; ++k) {
         even[k] = d0[k] + (d1[k - 1] + d2[k - 1] - d0[k - 1]);
         odd[k] = (d1[k] - d2[k] + d3[k]) - d3[k - 1];
