@@ -51,7 +51,8 @@ float* plane_buffer(int64_t count) {
 // The split layout of a plane: each row as its even columns, then its odd columns, `half`
 // values each. A tile at column 2 tx reads even[tx], odd[tx], even[tx + 1], odd[tx + 1]: four
 // contiguous runs over tx, so every transform below is a loop of vector adds.
-// Where a row's columns 0, 2, 4, ... and 1, 3, 5, ... go in the split layout when the row is
+//
+// SplitRun: where a row's columns 0, 2, 4, ... and 1, 3, 5, ... go in the split layout when the row is
 // padded by pad on the left: padded column x + pad is even or odd by pad's parity.
 struct SplitRun {
   int64_t first, second;  // offsets from the row's start (its even half) of columns 0 and 1
