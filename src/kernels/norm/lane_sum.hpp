@@ -147,7 +147,9 @@ inline void lane_sums8(int64_t count, int64_t n, F f, double (*sums)[8]) {
   if (n > 16 * kLaneRun || count < 4) {
     for (int64_t k = 0; k < 8; ++k) {
       double row[K] = {};
-      if (k < count) lane_sums<K>(n, [&](auto at, auto* v) { f(k, at, v); }, row);
+      if (k < count)
+        lane_sums<K>(
+            n, [&](auto at, auto* v) { f(k, at, v); }, row);
       for (int j = 0; j < K; ++j) sums[j][k] = row[j];
     }
     return;
@@ -157,7 +159,8 @@ inline void lane_sums8(int64_t count, int64_t n, F f, double (*sums)[8]) {
   for (int64_t k = 0; k < count; ++k) {
     Floats8 low[K] = {}, high[K] = {};
     float t[K] = {};
-    add_to_lanes<K>(0, n, [&](auto at, auto* v) { f(k, at, v); }, low, high, t);
+    add_to_lanes<K>(
+        0, n, [&](auto at, auto* v) { f(k, at, v); }, low, high, t);
     for (int j = 0; j < K; ++j) {
       lanes[j][k] = low[j] + high[j];
       tail[j][k] = t[j];
