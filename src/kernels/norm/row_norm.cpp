@@ -242,6 +242,13 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
 // added in order in double. Only `width` accumulators are cleared per block: a (64, 64)
 // call must not pay for clearing 2 x 256 doubles.
 void sum_partials(float* dweight, float* dbias, const double* partials, int64_t chunks, int64_t entries) {
+  if (chunks == 1) {  // a batch of up to kChunkItems: the one chunk's partials are the sums
+    if (dweight)
+      for (int64_t e = 0; e < entries; ++e) dweight[e] = float(0.0 + partials[e]);
+    if (dbias)
+      for (int64_t e = 0; e < entries; ++e) dbias[e] = float(0.0 + partials[entries + e]);
+    return;
+  }
   constexpr int64_t kBlock = 256;
   for (int64_t e0 = 0; e0 < entries; e0 += kBlock) {
     const int64_t width = std::min(kBlock, entries - e0);
