@@ -1,7 +1,6 @@
 #include "kernels/norm/row_norm.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
@@ -69,16 +68,8 @@ void normalize_row(float* yr, const float* xr, Moments m, const float* weight, c
                    const RowNormLayout& l) {
   const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
   with_affine(weight, bias, [&](auto w, auto b) {
-    if (l.inner == 1) {  // LayerNorm, RMSNorm: 8-float vectors, then the values left over
-      // Written with explicit vectors: the plain loop's run-time overlap checks and
-      // remainder handling cost more than its four 16-value steps on a 64-value row.
-      auto value = [&](auto at) { return ((at(xr) - mean) - rest) * rs * w(at) + b(at); };
-      int64_t i = 0;
-      for (; i + 8 <= l.channels; i += 8) {
-        const Floats8 y = value(VectorAt{i});
-        std::memcpy(yr + i, &y, sizeof y);
-      }
-      for (; i < l.channels; ++i) yr[i] = value(ScalarAt{i});
+    if (l.inner == 1) {  // LayerNorm, RMSNorm: one flat loop
+      for (int64_t i = 0; i < l.channels; ++i) yr[i] = ((xr[i] - mean) - rest) * rs * w(ScalarAt{i}) + b(ScalarAt{i});
       return;
     }
     for (int64_t c = 0; c < l.channels; ++c) {
