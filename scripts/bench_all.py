@@ -70,10 +70,17 @@ LESSON_LINE = re.compile(r"^(\S+)\s+wall\s+([\d.]+) ms\s+([\d.]+) us/step, floor
                          r"cpu\s+([\d.]+) ms, floor\s+([\d.]+) ms: ([\d.]+)x\s+\((\d+) steps")
 
 
+STATS_LINE = re.compile(r"^(\S+)\s+stats off cpu\s+([\d.]+) ms \| every (\d+):\s+([\d.]+) ms: ([\d.]+)x")
+
+
 def bench_lesson(build, args):
     out = run([os.path.join(build, "bench", "bench_lesson"), "--threads", "1"] + args)
     figures = {}
     for line in out.splitlines():
+        stats = STATS_LINE.match(line)
+        if stats:  # the recorder's cost, under the key "stats <run>"
+            figures["stats " + stats.group(1)] = {"off": float(stats.group(2)), "every": int(stats.group(3)),
+                                                  "on": float(stats.group(4)), "ratio": float(stats.group(5))}
         m = LESSON_LINE.match(line)
         if m:
             g = m.groups()
@@ -99,6 +106,10 @@ def lesson_rows(table, build, repeats, log):
                   f"sgemm {f['floor']:.1f} ms ({f['cpu_floor']:.1f})", f["ratio"], target,
                   f["ratio"] <= 1.25 if key == "lesson" else None,
                   ratio_text=f"{f['ratio']:.2f}x ({f['cpu_ratio']:.2f}x)")
+    stats = fig.get("stats lesson")
+    if stats:
+        table.add(f"Lesson with the statistics recorder (every {stats['every']}th step) / without: cpu",
+                  f"{stats['on']:.1f} ms", f"{stats['off']:.1f} ms", stats["ratio"], "1.10x", stats["ratio"] <= 1.10)
     return fig["lesson"]
 
 
@@ -179,6 +190,7 @@ def conv_rows(table, build, repeats, with_torch):
         torch_ms = float(torch_layer.group(1))
         table.add("  Conv2d, minidl / PyTorch (Python, oneDNN)", f"{ms:.1f} ms", f"{torch_ms:.1f} ms", ms / torch_ms,
                   "<= 1x", ms <= torch_ms)
+    conv_two_threads(table, conv, torch_cmd, with_torch)
     for m in re.finditer(r"^cnn (\w+) .*\| cpu ([\d.]+) us/step\s+floor ([\d.]+) us/step\s+ratio ([\d.]+)", ours, re.M):
         norm, us, floor, ratio = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
         table.add(f"CNN step, batch 64, norm {norm}, 1 thread: cpu", f"{us:.0f} us", f"sgemm {floor:.0f} us", ratio)
@@ -187,6 +199,59 @@ def conv_rows(table, build, repeats, with_torch):
             torch_us = float(torch_cnn.group(1))
             table.add(f"  CNN step, norm {norm}, minidl / PyTorch (Python)", f"{us:.0f} us", f"{torch_us:.0f} us",
                       us / torch_us, "<= 0.5x", us <= 0.5 * torch_us)
+
+
+def conv_two_threads(table, conv, torch_cmd, with_torch):
+    """The Conv2d layer on 2 threads, in wall time (what a second thread is for)."""
+    two = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
+    ours = run(conv[:1] + ["--threads", "2"] + conv[3:] + ["--what", "layer"], two)  # conv: [program, --threads, 1, ...]
+    layer = re.search(r"^layer threads 2\s+wall ([\d.]+) ms\s+floor ([\d.]+) ms\s+ratio ([\d.]+)", ours, re.M)
+    if not layer:
+        return
+    ms, floor, ratio = map(float, layer.groups())
+    table.add("Conv2d (32, 64, 32, 32), fwd + bwd, 2 threads: wall", f"{ms:.1f} ms", f"sgemm {floor:.1f} ms", ratio,
+              "1.5x", ratio <= 1.5)
+    theirs = run(torch_cmd + ["layer", "--threads", "2"], two) if with_torch else ""
+    torch_layer = re.search(r"^pytorch layer threads 2\s+wall ([\d.]+) ms", theirs, re.M)
+    if torch_layer:
+        torch_ms = float(torch_layer.group(1))
+        table.add("  Conv2d, 2 threads, minidl / PyTorch (Python, oneDNN): wall", f"{ms:.1f} ms", f"{torch_ms:.1f} ms",
+                  ms / torch_ms, "<= 1x", ms <= torch_ms)
+
+
+DIST_LINE = re.compile(r"^(\S+)\s+ranks (\d+)\s+threads/rank \d+\s+batch/rank \d+\s+([\d.]+) ms/step")
+
+
+def distributed_rows(table, build, repeats, steps):
+    """Data parallelism on this machine: 1 rank against 2 ranks (1 thread each), interleaved."""
+    bench = os.path.join(build, "bench", "bench_distributed")
+    if not os.path.exists(bench):
+        table.add("Data-parallel scaling", "not built (no MPI)")
+        return
+    mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+    best = {}
+    for _ in range(repeats):  # each repeat runs both, so both see the same load
+        for ranks in (1, 2):
+            out = run(mpirun + ["-np", str(ranks), bench, "--threads", "1", "--steps", str(steps)])
+            for m in map(DIST_LINE.match, out.splitlines()):
+                if m:
+                    key = (m.group(1), int(m.group(2)))
+                    best[key] = min(best.get(key, float("inf")), float(m.group(3)))
+    for norm in ("none", "BatchNorm1d", "SyncBatchNorm"):
+        one, two = best[(norm, 1)], best[(norm, 2)]
+        table.add(f"Wide net, global batch 512, {norm}: 2 ranks / 1 rank, throughput", f"{two:.1f} ms/step (2 ranks)",
+                  f"{one:.1f} ms/step (1 rank)", one / two, ">= 1.7x", one / two >= 1.7)
+    sync = best[("SyncBatchNorm", 2)] / best[("BatchNorm1d", 2)]
+    table.add("  SyncBatchNorm / local BatchNorm1d, 2 ranks: step time", f"{best[('SyncBatchNorm', 2)]:.1f} ms",
+              f"{best[('BatchNorm1d', 2)]:.1f} ms", sync)
+    out = run(mpirun + ["-np", "2", bench, "--allreduce"])
+    m = re.search(r"allreduce of ([\d.]+) MB on 2 ranks: minidl ([\d.]+) ms, MPI_Allreduce ([\d.]+) ms .*"
+                  r"MPI_Iallreduce \+ MPI_Wait ([\d.]+) ms", out)
+    if m:
+        table.add(f"  Gradient allreduce, {m.group(1)} MB, 2 ranks: minidl / MPI_Allreduce", f"{m.group(2)} ms",
+                  f"{m.group(3)} ms", float(m.group(2)) / float(m.group(3)))
+        table.add("  The same, minidl / MPI_Iallreduce + MPI_Wait (an overlap's collective)", f"{m.group(2)} ms",
+                  f"{m.group(4)} ms", float(m.group(2)) / float(m.group(4)))
 
 
 def time_process(cmd, env_extra):
@@ -254,6 +319,7 @@ def main():
     wide_rows(table, args.build, 4 if args.quick else 20)
     norm_rows(table, args.build, repeats if args.quick else 4 * repeats, have_torch)
     conv_rows(table, args.build, repeats, have_torch)
+    distributed_rows(table, args.build, max(1, repeats // 2 + 1), 3 if args.quick else 5)
     table.print(args.markdown)
     if not have_torch:
         print("\n(PyTorch rows left out: /usr/bin/python3 has no torch; bash scripts/setup.sh --with-torch)")

@@ -136,6 +136,29 @@ TEST_CASE("pooling's gradients match finite differences", "[conv][gradcheck]") {
   check_gradients([](const std::vector<Tensor>& in) { return flatten(in[0], 1); }, {x.clone()});
 }
 
+// Global average pooling (output 1 x 1) sums eight planes side by side: each plane's sum must
+// still be the plain one, value after value in float, and its gradient the plain share.
+TEST_CASE("global average pooling sums each plane in order, for any number of planes", "[conv]") {
+  for (const Shape& shape : {Shape{1, 1, 3, 3}, Shape{3, 5, 4, 3}, Shape{2, 8, 1, 1}, Shape{1, 17, 2, 5}}) {
+    const Tensor x = spread_values(shape, 9);
+    const int64_t planes = shape[0] * shape[1], size = shape[2] * shape[3];
+    Tensor expected = Tensor::empty({shape[0], shape[1], 1, 1});
+    for (int64_t p = 0; p < planes; ++p) {
+      float sum = 0.0f;
+      for (int64_t i = 0; i < size; ++i) sum += x.data()[p * size + i];
+      expected.data()[p] = sum / float(size);
+    }
+    check_close(adaptive_avg_pool2d(x, 1), expected, 0.0, 0.0);
+    const Tensor leaf = x.clone().requires_grad_();
+    const Tensor out = adaptive_avg_pool2d(leaf, 1);
+    const Tensor g = spread_values(out.shape(), 4);
+    (out * g).sum().backward();
+    for (int64_t i = 0; i < x.numel(); ++i) REQUIRE(leaf.grad().data()[i] == g.data()[i / size] / float(size));
+  }
+  check_gradients([](const std::vector<Tensor>& in) { return adaptive_avg_pool2d(in[0], 1); },
+                  {spread_values({2, 3, 3, 2}, 5)});
+}
+
 TEST_CASE("conv2d's im2col path equals the direct loop when the batch spans several chunks", "[conv]") {
   // 8 x 9 x 64 x 64 columns an image: the 4 MB chunk holds 3 of the 7 images (3, 3, 1),
   // and the last chunk of one image takes the path that writes the output directly.

@@ -29,6 +29,17 @@ void unpack(const std::vector<float>& flat, const std::vector<Tensor>& tensors) 
   }
 }
 
+// values / divisor into out: the average's division (made before the sum, as PyTorch's
+// allreduce hook does) in the copy into the bucket; no gradient counts as zeros.
+void copy_divided(const Tensor& values, float divisor, float* out, int64_t count) {
+  if (!values.defined()) {
+    std::fill(out, out + count, 0.0f);
+    return;
+  }
+  const float* in = values.data();
+  for (int64_t i = 0; i < count; ++i) out[i] = in[i] / divisor;  // in may be out: a bucket view
+}
+
 size_t total_numel(const std::vector<Tensor>& tensors) {
   size_t n = 0;
   for (const Tensor& t : tensors) n += size_t(t.numel());
@@ -67,7 +78,8 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     for (size_t i : bucket) floats += size_t(parameters_[i].numel());
     largest = std::max(largest, floats);
   }
-  bucket_.resize(largest);
+  if (options.gradient_as_bucket_view) make_bucket_views();
+  else bucket_.resize(largest);
   // The replicas start equal: rank 0's parameters and buffers everywhere.
   NoGradGuard no_grad;
   std::vector<float> flat(total_numel(parameters_));
@@ -75,6 +87,25 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   broadcast(std::span<float>(flat));
   unpack(flat, parameters_);
   broadcast_buffers();
+}
+
+// One flat tensor per bucket and, in it, a view per parameter (its shape, at its offset).
+void DistributedDataParallel::make_bucket_views() {
+  for (const std::vector<size_t>& bucket : buckets_) {
+    int64_t floats = 0;
+    for (size_t i : bucket) floats += parameters_[i].numel();
+    const Tensor flat = Tensor::zeros({floats});
+    std::vector<Tensor>& views = bucket_views_.emplace_back();
+    int64_t at = 0;
+    for (size_t i : bucket) {
+      auto view = std::make_shared<TensorImpl>();
+      view->storage = flat.impl_ptr()->storage;
+      view->offset = flat.impl_ptr()->offset + at;
+      view->shape = parameters_[i].shape();
+      views.emplace_back(std::move(view));
+      at += parameters_[i].numel();
+    }
+  }
 }
 
 void DistributedDataParallel::broadcast_buffers() {
@@ -93,24 +124,34 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
 }
 
 void DistributedDataParallel::reduce_gradients() {
-  const bool alone = world_size() == 1;  // the average of one: only the missing gradients to fill
-  for (const std::vector<size_t>& bucket : buckets_) {
-    std::vector<Tensor> grads;
-    size_t floats = 0;
+  const bool alone = world_size() == 1;
+  if (alone && !options_.gradient_as_bucket_view) {  // the average of one: only the missing gradients to fill
+    for (Tensor& p : parameters_)
+      if (!p.grad().defined()) p.set_grad(Tensor::zeros(p.shape()));
+    return;
+  }
+  const float ranks = float(world_size());
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const std::vector<size_t>& bucket = buckets_[b];
+    float* flat = options_.gradient_as_bucket_view ? bucket_views_[b].front().data() : bucket_.data();
+    int64_t at = 0;
     for (size_t i : bucket) {
-      Tensor g = parameters_[i].grad();
-      if (!g.defined()) {
-        g = Tensor::zeros(parameters_[i].shape());
-        parameters_[i].set_grad(g);
-        g = parameters_[i].grad();
-      }
-      grads.push_back(g);
-      floats += size_t(g.numel());
+      copy_divided(parameters_[i].grad(), ranks, flat + at, parameters_[i].numel());
+      at += parameters_[i].numel();
     }
-    if (alone) continue;
-    pack(bucket_, grads);
-    all_reduce(std::span<float>(bucket_.data(), floats), ReduceOp::Average);
-    unpack(bucket_, grads);
+    if (!alone) all_reduce(std::span<float>(flat, size_t(at)), ReduceOp::Sum);
+    at = 0;
+    for (size_t j = 0; j < bucket.size(); ++j) {
+      Tensor& p = parameters_[bucket[j]];
+      if (options_.gradient_as_bucket_view) {
+        p.set_grad(bucket_views_[b][j]);
+      } else {
+        if (!p.grad().defined()) p.set_grad(Tensor::empty(p.shape()));
+        std::memcpy(p.grad().data(), flat + at, size_t(p.numel()) * sizeof(float));
+      }
+      p.grad().bump_version();
+      at += p.numel();
+    }
   }
 }
 

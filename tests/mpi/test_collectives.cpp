@@ -66,3 +66,28 @@ TEST_CASE("traffic counts each collective call and the bytes of this rank's buff
   dist::reset_traffic();
   REQUIRE(dist::traffic().bytes == 0);
 }
+
+// From 256 KiB on, all_reduce sums as a ring of point-to-point exchanges in 128 KiB pieces:
+// sizes that split unevenly across the ranks and into several pieces, floats and doubles.
+TEST_CASE("all_reduce of large buffers sums exactly and leaves every rank the same bits", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  for (size_t size : {size_t(65536), size_t(100003), size_t(300007)}) {
+    std::vector<float> exact(size), rounded(size);
+    for (size_t i = 0; i < size; ++i) {
+      exact[i] = float((r + 1) * int(i % 13));          // small integers: every order sums them exactly
+      rounded[i] = 1.0f / float(3 + r + int(i % 101));  // an order-dependent float sum
+    }
+    dist::all_reduce(std::span<float>(exact));
+    for (size_t i = 0; i < size; ++i) REQUIRE(exact[i] == float(int(i % 13) * n * (n + 1) / 2));
+    dist::all_reduce(std::span<float>(rounded), dist::ReduceOp::Average);
+    std::vector<float> root = rounded;
+    dist::broadcast(std::span<float>(root));
+    REQUIRE(root == rounded);  // bit for bit: the replicas of a model stay equal
+    double expected_mean = 0;
+    for (int k = 0; k < n; ++k) expected_mean += 1.0 / (3 + k);      // rounded[0] of rank k is 1 / (3 + k)
+    REQUIRE(rounded[0] == Approx(expected_mean / n).epsilon(1e-6));  // a few float roundings
+    std::vector<double> wide(size / 2, double(r));
+    dist::all_reduce(std::span<double>(wide));
+    for (double v : wide) REQUIRE(v == n * (n - 1) / 2.0);
+  }
+}

@@ -101,3 +101,28 @@ TEST_CASE("DistributedDataParallel gives a parameter without gradient the averag
     check_close(params[i].grad(), Tensor::full(params[i].shape(), i == 0 ? 1.0f : 0.0f), 0.0, 1e-7);
   }
 }
+
+TEST_CASE("gradient_as_bucket_view gives the same averages, as views into the buckets, step after step", "[mpi]") {
+  const int r = dist::rank();
+  Generator data(11 + uint64_t(r));
+  const Tensor x = Tensor::randn({4, 6}, data);
+  const Tensor y = Tensor::randint(0, 3, {4}, data);
+  auto copied = small_net(3), viewed = small_net(3);
+  dist::DistributedDataParallel copying(copied, {.bucket_bytes = 100});
+  dist::DistributedDataParallel viewing(viewed, {.bucket_bytes = 100, .gradient_as_bucket_view = true});
+  for (bool set_to_none : {true, false, true}) {
+    copied->zero_grad(set_to_none);
+    viewed->zero_grad(set_to_none);
+    cross_entropy(copying(x), y).backward();
+    cross_entropy(viewing(x), y).backward();
+    copying.reduce_gradients();
+    viewing.reduce_gradients();
+    const std::vector<Tensor> a = copied->parameters(), b = viewed->parameters();
+    for (size_t i = 0; i < a.size(); ++i) check_close(b[i].grad(), a[i].grad(), 0.0, 0.0);
+    // A bucket's views lie back to back: a parameter's gradient starts where the one before
+    // it in the bucket ends.
+    for (const auto& bucket : viewing.buckets())
+      for (size_t j = 1; j < bucket.size(); ++j)
+        REQUIRE(b[bucket[j]].grad().data() == b[bucket[j - 1]].grad().data() + b[bucket[j - 1]].numel());
+  }
+}

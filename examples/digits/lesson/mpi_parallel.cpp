@@ -19,8 +19,10 @@ class MpiParallel : public Parallel {
     if (options_.sync_batch_norm)
       model = std::dynamic_pointer_cast<nn::Sequential>(distributed::convert_sync_batchnorm(model));
     if (!model) throw Error("mpi_parallel: convert_sync_batchnorm did not return a Sequential");
+    // Gradients as views into the buckets: the same values as copied ones, one copy fewer.
     ddp_ = std::make_shared<distributed::DistributedDataParallel>(
-        model, distributed::DistributedDataParallelOptions{.bucket_bytes = options_.bucket_bytes});
+        model, distributed::DistributedDataParallelOptions{.bucket_bytes = options_.bucket_bytes,
+                                                           .gradient_as_bucket_view = true});
     return model;
   }
   Tensor forward(const Tensor& input) override { return (*ddp_)(input); }

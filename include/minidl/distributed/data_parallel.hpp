@@ -24,6 +24,10 @@ namespace minidl::distributed {
 struct DistributedDataParallelOptions {
   int64_t bucket_bytes = 25 * 1024 * 1024;  // bucket_cap_mb=25
   bool broadcast_buffers = true;            // rank 0's buffers before every forward in grad mode
+  // Each parameter's averaged gradient is a view into its bucket (PyTorch's option of the
+  // name): no copy back out of the bucket, and the bucket's memory is the gradients'. A
+  // gradient kept from an earlier step is overwritten by the next reduce_gradients().
+  bool gradient_as_bucket_view = false;
 };
 
 class DistributedDataParallel : public nn::Module {
@@ -38,7 +42,8 @@ class DistributedDataParallel : public nn::Module {
   std::string type_name() const override { return "DistributedDataParallel"; }
 
   /// Replaces every parameter's gradient by its average over the ranks, one allreduce per
-  /// bucket. A parameter without a gradient on this rank counts as a zero gradient.
+  /// bucket: each gradient divided by world_size() as it is copied into the bucket, then
+  /// summed (PyTorch's order). A parameter without a gradient on this rank counts as zeros.
   void reduce_gradients();
 
   nn::Module& module() const { return *module_; }
@@ -47,13 +52,15 @@ class DistributedDataParallel : public nn::Module {
 
  private:
   void broadcast_buffers();
+  void make_bucket_views();
 
   std::shared_ptr<nn::Module> module_;
   DistributedDataParallelOptions options_;
   std::vector<Tensor> parameters_;
   std::vector<std::vector<size_t>> buckets_;
-  std::vector<float> bucket_;  // (largest bucket's floats) reused by every allreduce
-  std::vector<float> buffer_;  // (all buffers' floats) for the broadcast
+  std::vector<float> bucket_;                      // (largest bucket's floats) reused by every allreduce
+  std::vector<std::vector<Tensor>> bucket_views_;  // with gradient_as_bucket_view: per bucket, its parameters' views
+  std::vector<float> buffer_;                      // (all buffers' floats) for the broadcast
 };
 
 }  // namespace minidl::distributed
