@@ -4,13 +4,18 @@
 //          its GEMM floor (the sgemm calls alone, replayed in turn with the workload);
 //   cnn:   the digits' CNN training step (forward, cross-entropy, backward, SGD) at batch 64;
 //   tiny:  the digits' three convolutions (batch 64, 8x8) forward + backward, im2col + sgemm
-//          against the direct loop, to choose the path for tiny images.
+//          against the direct loop, to choose the path for tiny images;
+//   paths: 3x3 stride-1 convolutions over channels and image sizes, forward + backward through
+//          conv2d on each path in turn, im2col + sgemm against Winograd F(2x2, 3x3): the
+//          measurements behind kernels::winograd_pays.
+// --path forces conv2d's path for layer and cnn (rule, im2col or winograd).
 #include <cxxopts.hpp>
 #include <iostream>
 #include <sstream>
 #include <tuple>
 
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_path.hpp"
 #include "lesson/cnn.hpp"
 #include "minidl/minidl.hpp"
 #include "timing.hpp"
@@ -140,16 +145,65 @@ void bench_tiny(int repeats) {
   }
 }
 
+// Forward + backward of one 3x3, padding 1 convolution through conv2d on `path`, CPU time.
+double conv_step_seconds(kernels::Conv2dPath path, const Shape& x_shape, int64_t cout, int repeats) {
+  Generator gen(3);
+  const Tensor x = Tensor::randn(x_shape, gen).requires_grad_();
+  const Tensor w = Tensor::randn({cout, x_shape[1], 3, 3}, gen).requires_grad_();
+  const Tensor b = Tensor::randn({cout}, gen).requires_grad_();
+  const Tensor gout = Tensor::randn({x_shape[0], cout, x_shape[2], x_shape[3]}, gen);
+  kernels::force_conv2d_path(path);
+  const auto step = [&] {
+    for (int i = 0; i < 5; ++i) {
+      for (const Tensor& t : {x, w, b}) Tensor(t).zero_grad();
+      conv2d(x, w, b, 1, 1).backward(gout);
+    }
+  };
+  step();
+  const bench::Timing t = bench::best_timing(repeats, step);
+  kernels::force_conv2d_path(std::nullopt);
+  return t.cpu / 5;
+}
+
+void bench_paths(int repeats) {
+  struct Shape4 {
+    int64_t batch, cin, cout, side;
+  };
+  std::vector<Shape4> shapes{{64, 1, 16, 8}, {64, 32, 32, 4}};  // the digits' conv1 and conv3
+  for (int64_t c : {3, 8, 16, 32, 64})
+    for (int64_t side : {4, 6, 8, 16, 32}) shapes.push_back({std::max<int64_t>(1, 4096 / (side * side)), c, c, side});
+  for (const Shape4& s : shapes) {
+    const Shape x{s.batch, s.cin, s.side, s.side};
+    const double im2col = conv_step_seconds(kernels::Conv2dPath::Im2col, x, s.cout, repeats);
+    const double winograd = conv_step_seconds(kernels::Conv2dPath::Winograd, x, s.cout, repeats);
+    const kernels::Conv2dGeometry g{.batch = s.batch,
+                                    .in_channels = s.cin,
+                                    .in_h = s.side,
+                                    .in_w = s.side,
+                                    .out_channels = s.cout,
+                                    .kernel_h = 3,
+                                    .kernel_w = 3,
+                                    .pad_h = 1,
+                                    .pad_w = 1};
+    std::printf(
+        "paths batch %3lld  %2lld -> %2lld  %2lldx%-2lld cpu: im2col %8.1f us  winograd %8.1f us  im2col / winograd "
+        "%.2f  (rule: %s)\n",
+        (long long)s.batch, (long long)s.cin, (long long)s.cout, (long long)s.side, (long long)s.side, im2col * 1e6,
+        winograd * 1e6, im2col / winograd, kernels::winograd_pays(g) ? "winograd" : "im2col");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_conv", "Conv2d and the digits' CNN: timings for docs/benchmarks.md.");
-  options.add_options()("what", "layer, cnn or tiny", cxxopts::value<std::string>()->default_value("layer"))(
+  options.add_options()("what", "layer, cnn, tiny or paths", cxxopts::value<std::string>()->default_value("layer"))(
       "norm", "cnn: comma list of norms", cxxopts::value<std::string>()->default_value("none,batch,group"))(
       "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
       "steps", "cnn: training steps a repeat", cxxopts::value<int>()->default_value("22"))(
-      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))("help",
-                                                                                               "show this help");
+      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))(
+      "path", "layer, cnn: conv2d's path, rule, im2col or winograd",
+      cxxopts::value<std::string>()->default_value("rule"))("help", "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";
@@ -158,6 +212,13 @@ int main(int argc, char** argv) {
   set_num_threads(args["threads"].as<int>());
   const std::string what = args["what"].as<std::string>();
   const int repeats = args["repeats"].as<int>();
+  const std::string path = args["path"].as<std::string>();
+  if (path == "im2col") kernels::force_conv2d_path(kernels::Conv2dPath::Im2col);
+  else if (path == "winograd") kernels::force_conv2d_path(kernels::Conv2dPath::Winograd);
+  else if (path != "rule") {
+    std::cerr << "bench_conv: --path must be rule, im2col or winograd, got " << path << "\n";
+    return 2;
+  }
   if (what == "layer") {
     bench_layer(repeats);
   } else if (what == "cnn") {
@@ -165,8 +226,10 @@ int main(int argc, char** argv) {
     for (std::string name; std::getline(list, name, ',');) bench_cnn(name, repeats, args["steps"].as<int>());
   } else if (what == "tiny") {
     bench_tiny(repeats);
+  } else if (what == "paths") {
+    bench_paths(repeats);
   } else {
-    std::cerr << "bench_conv: --what must be layer, cnn or tiny, got " << what << "\n";
+    std::cerr << "bench_conv: --what must be layer, cnn, tiny or paths, got " << what << "\n";
     return 2;
   }
 }

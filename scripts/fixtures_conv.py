@@ -44,6 +44,8 @@ def conv2d_cases(out):
     # The digits CNN's three shapes at a small batch.
     conv_case(out, "conv2d_digits1", 1, 16, 3, (4, 1, 8, 8), padding=1)
     conv_case(out, "conv2d_digits2", 16, 32, 3, (4, 16, 8, 8), stride=2, padding=1)
+    # 8 channels, output 16x17: minidl's rule takes Winograd F(2x2, 3x3), partial tiles included.
+    conv_case(out, "conv2d_winograd_rule", 8, 8, 3, (1, 8, 16, 17), padding=1)
 
 
 def max_pool_case(out, name, kernel, shape, stride=None, padding=0, dilation=1):

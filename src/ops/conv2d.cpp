@@ -1,6 +1,8 @@
 #include "minidl/ops/conv2d.hpp"
 
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_path.hpp"
+#include "kernels/conv/winograd.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/tensor/error.hpp"
@@ -58,29 +60,38 @@ kernels::Conv2dGeometry check_conv2d(const Tensor& x, const Tensor& weight, cons
 Tensor conv2d_batched(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2 stride, Size2 padding,
                       Size2 dilation, int64_t groups) {
   const kernels::Conv2dGeometry g = check_conv2d(x, weight, bias, stride, padding, dilation, groups);
+  const bool winograd = kernels::conv2d_path(g) == kernels::Conv2dPath::Winograd;
   Tensor out = Tensor::empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
   const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});
   // The weight gradient needs im2col(x). When the whole batch is one chunk (small images:
   // at most 4 MB of columns) the forward's columns are kept for it; otherwise x is saved and
   // unrolled again, chunk by chunk, rather than holding KH * KW copies of a large input.
-  const bool keep_cols = want_w && g.chunk() >= g.batch;
+  // Winograd always transforms x again, chunk by chunk.
+  const bool keep_cols = !winograd && want_w && g.chunk() >= g.batch;
   Tensor cols =
       keep_cols ? Tensor::empty({g.in_channels * g.kernel_h * g.kernel_w, g.batch * g.positions()}) : Tensor();
-  kernels::conv2d_forward(g, x.data(), weight.data(), bias.defined() ? bias.data() : nullptr, out.data(),
-                          keep_cols ? cols.data() : nullptr);
+  const float* b = bias.defined() ? bias.data() : nullptr;
+  if (winograd) kernels::winograd_forward(g, x.data(), weight.data(), b, out.data());
+  else kernels::conv2d_forward(g, x.data(), weight.data(), b, out.data(), keep_cols ? cols.data() : nullptr);
   const SavedTensor saved_x = want_w && !keep_cols ? SavedTensor(x) : SavedTensor();
   const SavedTensor saved_w = want_x ? SavedTensor(weight) : SavedTensor();
   return record(out, "Convolution", {x, weight, bias},
-                [g, saved_x, saved_w, cols, want_x, want_w, want_b, x_shape = x.shape(),
+                [g, winograd, saved_x, saved_w, cols, want_x, want_w, want_b, x_shape = x.shape(),
                  w_shape = weight.shape()](const Tensor& dout) -> std::vector<Tensor> {
                   Tensor dx = want_x ? Tensor::empty(x_shape) : Tensor();
                   Tensor dw = want_w ? Tensor::empty(w_shape) : Tensor();
                   Tensor db = want_b ? Tensor::empty({g.out_channels}) : Tensor();
                   const Tensor& sx = saved_x.unpack();
                   const Tensor& sw = saved_w.unpack();
-                  kernels::conv2d_backward(g, sx.defined() ? sx.data() : nullptr, want_x ? sw.data() : nullptr,
-                                           dout.data(), want_x ? dx.data() : nullptr, want_w ? dw.data() : nullptr,
-                                           want_b ? db.data() : nullptr, cols.defined() ? cols.data() : nullptr);
+                  const float* xs = sx.defined() ? sx.data() : nullptr;
+                  const float* ws = want_x ? sw.data() : nullptr;
+                  float* dxs = want_x ? dx.data() : nullptr;
+                  float* dws = want_w ? dw.data() : nullptr;
+                  float* dbs = want_b ? db.data() : nullptr;
+                  if (winograd) kernels::winograd_backward(g, xs, ws, dout.data(), dxs, dws, dbs);
+                  else
+                    kernels::conv2d_backward(g, xs, ws, dout.data(), dxs, dws, dbs,
+                                             cols.defined() ? cols.data() : nullptr);
                   return {dx, dw, db};
                 });
 }

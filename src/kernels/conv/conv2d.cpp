@@ -279,23 +279,26 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight
   }
 }
 
+void conv2d_bias_gradient(const Conv2dGeometry& g, const float* dout, float* dbias) {
+  const int64_t l = g.positions();
+  std::vector<double> sums(size_t(g.out_channels), 0.0);  // over images and positions, in a fixed order
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t co = 0; co < g.out_channels; ++co) {
+      const float* plane = dout + (b * g.out_channels + co) * l;
+      double s = 0.0;
+      for (int64_t i = 0; i < l; ++i) s += plane[i];
+      sums[size_t(co)] += s;
+    }
+  for (int64_t co = 0; co < g.out_channels; ++co) dbias[co] = float(sums[size_t(co)]);
+}
+
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,
                      float* dweight, float* dbias, const float* saved_cols) {
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
   const int64_t rows = g.in_channels * g.kernel_h * g.kernel_w;
   float* cols = scratch(Slot::Columns, rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
   float* gathered = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
-  if (dbias != nullptr) {  // sums over images and positions, in double, in a fixed order
-    std::vector<double> sums(size_t(g.out_channels), 0.0);
-    for (int64_t b = 0; b < g.batch; ++b)
-      for (int64_t co = 0; co < g.out_channels; ++co) {
-        const float* plane = dout + (b * g.out_channels + co) * l;
-        double s = 0.0;
-        for (int64_t i = 0; i < l; ++i) s += plane[i];
-        sums[size_t(co)] += s;
-      }
-    for (int64_t co = 0; co < g.out_channels; ++co) dbias[co] = float(sums[size_t(co)]);
-  }
+  if (dbias != nullptr) conv2d_bias_gradient(g, dout, dbias);
   if (dx != nullptr) std::fill_n(dx, g.batch * g.in_channels * g.in_h * g.in_w, 0.0f);
   if (dweight != nullptr && g.batch == 0) std::fill_n(dweight, g.weight_numel(), 0.0f);
   for (int64_t first = 0; first < g.batch; first += chunk) {

@@ -38,6 +38,9 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,
                      float* dweight, float* dbias, const float* saved_cols = nullptr);
 
+/// db (Cout): dout (N, Cout, OH, OW) summed over images and positions, in double.
+void conv2d_bias_gradient(const Conv2dGeometry& g, const float* dout, float* dbias);
+
 /// The same as plain loops (sums in double): the reference the fast path is tested against.
 void conv2d_forward_direct(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out);
 void conv2d_backward_direct(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,

@@ -30,6 +30,23 @@ struct ScalarAt {
 /// The 8 lanes of v added in a fixed order.
 inline float lane_total(Floats8 v) { return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7])); }
 
+/// lane_total of each of 8 vectors at once: out[k] = lane_total(v[k]), the same additions in
+/// the same order (so the same bits), in 3 rounds of shuffles and adds for all 8 instead of
+/// 7 scalar steps each. Round 1 adds lanes i and i + 4, round 2 lanes i and i + 2 of that,
+/// round 3 the last two.
+inline Floats8 lane_totals8(const Floats8* v) {
+  Floats8 u[4], w[2];  // u[p]: rows 2p, 2p + 1 (4 lanes each); w[q]: rows 4q..4q + 3 (2 lanes each)
+  for (int p = 0; p < 4; ++p)
+    u[p] = __builtin_shufflevector(v[2 * p], v[2 * p + 1], 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(v[2 * p], v[2 * p + 1], 4, 5, 6, 7, 12, 13, 14, 15);
+  // w[q] holds rows (4q, 4q + 2, 4q + 1, 4q + 3), two lanes each
+  for (int q = 0; q < 2; ++q)
+    w[q] = __builtin_shufflevector(u[2 * q], u[2 * q + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
+           __builtin_shufflevector(u[2 * q], u[2 * q + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+  return __builtin_shufflevector(w[0], w[1], 0, 4, 2, 6, 8, 12, 10, 14) +
+         __builtin_shufflevector(w[0], w[1], 1, 5, 3, 7, 9, 13, 11, 15);
+}
+
 /// Values one float accumulator lane takes before it is added into its double total: a
 /// float sum of at most this many terms stays within about 1e-6 of exact.
 constexpr int64_t kLaneRun = 64;
@@ -117,6 +134,42 @@ inline void lane_sums(int64_t n, F f, double* sums) {
   float tail[K] = {};
   add_to_lanes<K>(0, n, f, low, high, tail);
   for (int j = 0; j < K; ++j) sums[j] = 0.0 + double(lane_total(low[j] + high[j]) + tail[j]);
+}
+
+/// lane_sums for up to 8 rows at once: sums[j][k] is what lane_sums<K> gives for row k <
+/// count, where f(k, at, v) writes row k's values (the same bits), and 0 for k >= count.
+/// The rows' horizontal sums share one lane_totals8 per j, so a group of short rows (the
+/// lesson's 64 values) does not pay 7 dependent steps per row and sum.
+template <int K, typename F>
+inline void lane_sums8(int64_t count, int64_t n, F f, double (*sums)[8]) {
+  // Long rows (their own flushes: the horizontal sums cost nothing beside them) or a few
+  // rows (a batch of one: the 8-row shuffles would be most of the work): row by row.
+  if (n > 16 * kLaneRun || count < 4) {
+    for (int64_t k = 0; k < 8; ++k) {
+      double row[K] = {};
+      if (k < count)
+        lane_sums<K>(
+            n, [&](auto at, auto* v) { f(k, at, v); }, row);
+      for (int j = 0; j < K; ++j) sums[j][k] = row[j];
+    }
+    return;
+  }
+  Floats8 lanes[K][8] = {};  // per sum, per row: low + high
+  float tail[K][8] = {};
+  for (int64_t k = 0; k < count; ++k) {
+    Floats8 low[K] = {}, high[K] = {};
+    float t[K] = {};
+    add_to_lanes<K>(
+        0, n, [&](auto at, auto* v) { f(k, at, v); }, low, high, t);
+    for (int j = 0; j < K; ++j) {
+      lanes[j][k] = low[j] + high[j];
+      tail[j][k] = t[j];
+    }
+  }
+  for (int j = 0; j < K; ++j) {
+    const Floats8 totals = lane_totals8(lanes[j]);
+    for (int k = 0; k < 8; ++k) sums[j][k] = 0.0 + double(totals[k] + tail[j][k]);
+  }
 }
 
 /// The sum over i in [0, n) of the value f(at) returns (see LaneSums).

@@ -33,6 +33,7 @@ inline void with_affine(const float* weight, const float* bias, F f) {
 // work instead of stalling every row: on the lesson's (64, 64) rows of 64 values, that
 // tail was most of the time.
 constexpr int64_t kGroupRows = 8;
+static_assert(kGroupRows == 8, "lane_sums8 sums a group of 8 rows");
 
 // Mean (0 when uncentered) and rstd of each of the `count` rows from xr, two passes (never
 // E[x^2] - E[x]^2). The first sums x - x[0]: exact for values near each other, so a mean
@@ -179,6 +180,30 @@ void row_dx(float* dxr, double* dw, double* db, const float* dyr, const float* x
   });
 }
 
+// sums[0][k] = sum(g) and sums[1][k] = sum(g * xhat) of row k of the `count` rows from x
+// and dy, with inner == 1 and groups == 1 (LayerNorm, RMSNorm: every row has the same
+// affine entries, at weight, or none): row_sums' two sums for a whole group at once (lane_sums8).
+void group_sums(double (*sums)[kGroupRows], const float* dy, const float* x, const Moments* m, int64_t count,
+                const float* weight, const RowNormLayout& l) {
+  const int64_t n = l.cols();
+  float mean[kGroupRows] = {}, rest[kGroupRows] = {}, rstd[kGroupRows] = {};
+  for (int64_t k = 0; k < count; ++k) {
+    mean[k] = m[k].mean;
+    rest[k] = m[k].mean_rest;
+    rstd[k] = m[k].rstd;
+  }
+  with_affine(weight, nullptr, [&](auto w, auto) {
+    lane_sums8<2>(
+        count, n,
+        [&](int64_t k, auto at, auto* v) {
+          const auto g = at(dy + k * n) * w(at);
+          v[0] = g;
+          v[1] = g * (((at(x + k * n) - mean[k]) - rest[k]) * rstd[k]);
+        },
+        sums);
+  });
+}
+
 // The backward of `count` rows from r0 (a group): sums first, then dx.
 void backward_group(float* dx, double* dw, double* db, const float* dy, const float* x, const NormStats& stats,
                     const float* weight, const RowNormLayout& l, int64_t r0, int64_t count) {
@@ -187,7 +212,14 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
   float mean_g[kGroupRows] = {}, mean_gx[kGroupRows] = {};  // (count)
   auto affine_at = [&](auto* p, int64_t r) { return p ? p + (r % l.groups) * l.channels : nullptr; };
   for (int64_t k = 0; k < count; ++k) m[k] = Moments::load(stats, r0 + k);
-  if (dx || l.inner > 1) {
+  if (dx && l.inner == 1 && l.groups == 1) {  // LayerNorm, RMSNorm: the group's rows summed together
+    double sums[2][kGroupRows];
+    group_sums(sums, dy + r0 * n, x + r0 * n, m, count, affine_at(weight, r0), l);
+    for (int64_t k = 0; k < count; ++k) {
+      mean_g[k] = l.centered ? float(sums[0][k] / double(n)) : 0.0f;
+      mean_gx[k] = float(sums[1][k] / double(n));
+    }
+  } else if (dx || l.inner > 1) {  // GroupNorm: row by row
     RowSums sums[kGroupRows];
     for (int64_t k = 0; k < count; ++k) {
       const int64_t r = r0 + k;
@@ -208,12 +240,22 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
 }
 
 // dweight and dbias (entries) from the chunks' partials (chunks, 2, entries), chunks
-// added in order in double.
+// added in order in double. Only `width` accumulators are cleared per block: a (64, 64)
+// call must not pay for clearing 2 x 256 doubles.
 void sum_partials(float* dweight, float* dbias, const double* partials, int64_t chunks, int64_t entries) {
+  if (chunks == 1) {  // a batch of up to kChunkItems: the one chunk's partials are the sums
+    if (dweight)
+      for (int64_t e = 0; e < entries; ++e) dweight[e] = float(0.0 + partials[e]);
+    if (dbias)
+      for (int64_t e = 0; e < entries; ++e) dbias[e] = float(0.0 + partials[entries + e]);
+    return;
+  }
   constexpr int64_t kBlock = 256;
   for (int64_t e0 = 0; e0 < entries; e0 += kBlock) {
     const int64_t width = std::min(kBlock, entries - e0);
-    double dw[kBlock] = {}, db[kBlock] = {};  // (width)
+    double dw[kBlock], db[kBlock];  // (width)
+    std::fill_n(dw, width, 0.0);
+    std::fill_n(db, width, 0.0);
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       const double* pw = partials + chunk * 2 * entries + e0;
       const double* pb = pw + entries;

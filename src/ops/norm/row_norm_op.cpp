@@ -1,6 +1,7 @@
 #include "row_norm_op.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
@@ -48,6 +49,32 @@ void check_channel_tensors(const char* op, const Tensor& running_mean, const Ten
     throw Error(cat(op, ": running_mean and running_var must be given together"));
 }
 
+namespace {
+
+// The forward's statistics, kept for the backward: (3, rows) mean, mean_rest, rstd, or
+// (1, rows) rstd for RMSNorm. Up to kInlineRows rows live in the backward's closure itself
+// (on the heap already, as every closure of this size): a small batch allocates no tensor.
+class SavedStats {
+ public:
+  SavedStats(bool centered, int64_t rows) : centered_(centered), rows_(rows) {
+    if (rows > kInlineRows) heap_ = Tensor::empty({centered ? 3 : 1, rows});
+  }
+  kernels::NormStats view() {
+    float* p = heap_.defined() ? heap_.data() : inline_.data();
+    if (!centered_) return {.rstd = p};
+    return {.mean = p, .mean_rest = p + rows_, .rstd = p + 2 * rows_};
+  }
+
+ private:
+  static constexpr int64_t kInlineRows = 8;
+  std::array<float, 3 * kInlineRows> inline_{};  // (3, rows) while rows <= kInlineRows
+  Tensor heap_;                                  // (3, rows) or (1, rows) past it
+  bool centered_;
+  int64_t rows_;
+};
+
+}  // namespace
+
 Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const Tensor& bias,
                 const kernels::RowNormLayout& layout, double eps) {
   Tensor out = Tensor::empty(x.shape());
@@ -56,21 +83,22 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
     kernels::row_norm_forward(out.data(), {}, x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
     return out;
   }
-  // (3, rows): mean, mean_rest, rstd; RMSNorm (1, rows): rstd
-  Tensor saved_stats = Tensor::empty({layout.centered ? 3 : 1, layout.rows});
-  const kernels::NormStats stats = stats_rows(saved_stats, layout.centered, layout.rows);
-  kernels::row_norm_forward(out.data(), stats, x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
+  SavedStats stats(layout.centered, layout.rows);
+  kernels::row_norm_forward(out.data(), stats.view(), x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
   const SavedTensor saved_x(x);
   const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
-  const Shape affine_shape = weight.defined() ? weight.shape() : bias.defined() ? bias.shape() : Shape{};
-  return record(out, name, {x, weight, bias}, [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
-    Tensor dx = empty_if(want_x, shape);
+  // The shapes of the gradients come from the saved tensors; only a bias without a weight
+  // needs its own (an empty Shape allocates nothing).
+  const Shape bias_shape = !weight.defined() && bias.defined() ? bias.shape() : Shape{};
+  return record(out, name, {x, weight, bias}, [=](const Tensor& g) mutable -> std::vector<Tensor> {
+    const Tensor& x_values = saved_x.unpack();
+    const Tensor& w_values = saved_w.unpack();
+    const Shape& affine_shape = w_values.defined() ? w_values.shape() : bias_shape;
+    Tensor dx = empty_if(want_x, x_values.shape());
     Tensor dw = empty_if(want_w, affine_shape);
     Tensor db = empty_if(want_b, affine_shape);
-    Tensor stats_handle = saved_stats;  // read only
-    kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), saved_x.unpack().data(),
-                               stats_rows(stats_handle, layout.centered, layout.rows), data_or_null(saved_w.unpack()),
-                               layout);
+    kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), x_values.data(),
+                               stats.view(), data_or_null(w_values), layout);
     return {dx, dw, db};
   });
 }
