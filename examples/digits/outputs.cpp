@@ -31,9 +31,10 @@ std::string directory_of(const std::string& path) {
 }
 
 // A file can be created in dir: made and removed at once (a read-only filesystem, a full
-// inode table or missing permissions show here, before training, not after).
+// inode table or missing permissions show here, before training, not after). Named as the
+// writers' temporaries are (hidden, ".tmp."), since a kill between the two calls leaves it.
 void check_can_create_in(const NamedFile& out, const std::string& dir) {
-  std::string pattern = (fs::path(dir) / ".minidl-write-test.XXXXXX").string();
+  std::string pattern = (fs::path(dir) / ".minidl-write-test.tmp.XXXXXX").string();
   const int fd = ::mkstemp(pattern.data());
   if (fd < 0)
     throw UsageError(cat(out.option, " ", out.path, ": cannot create a file in ", dir, ": ", std::strerror(errno)));
