@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
     }
     const std::string which = args["norm"].as<std::string>();
     for (Norm n : {Norm::None, Norm::Batch, Norm::Sync})
-      if (which == "all" || which == key(n)) report(o, n, !args.count("copy-gradients"));
+      if (which == "all" || which == key(n))  // one rank has nothing to average: no copy into views
+        report(o, n, !args.count("copy-gradients") && dist::world_size() > 1);
     return 0;
   });
 }
