@@ -218,3 +218,26 @@ TEST_CASE("conv2d's gradients on the Winograd path match finite differences", "[
     }
   }
 }
+
+// On several threads each thread takes whole point products (one OpenBLAS thread each): the
+// products and, per point, the order of the chunks are those of one thread, so are the bits.
+TEST_CASE("conv2d on the Winograd path gives identical bits with 1 and 4 threads", "[conv][winograd][threads]") {
+  const ForcedPath forced(kernels::Conv2dPath::Winograd);
+  Generator gen(5);
+  // 32 channels of 32 x 32: 2 images a chunk, so 3 images make 2 chunks and the weight
+  // gradient sums chunk after chunk.
+  const Tensor x = Tensor::randn({3, 32, 32, 32}, gen), w = Tensor::randn({32, 32, 3, 3}, gen);
+  const Tensor b = Tensor::randn({32}, gen), g = Tensor::randn({3, 32, 32, 32}, gen);
+  REQUIRE(kernels::winograd_chunk(geometry(3, 32, 32, 32, 32, 1)) == 2);
+  std::vector<Tensor> results[2];
+  const int before = get_num_threads();
+  for (int run = 0; run < 2; ++run) {
+    set_num_threads(run == 0 ? 1 : 4);
+    Tensor xl = x.clone().requires_grad_(), wl = w.clone().requires_grad_(), bl = b.clone().requires_grad_();
+    const Tensor out = conv2d(xl, wl, bl, 1, 1);
+    (out * g).sum().backward();
+    results[run] = {out, xl.grad(), wl.grad(), bl.grad()};
+  }
+  set_num_threads(before);
+  for (size_t i = 0; i < results[0].size(); ++i) check_close(results[1][i], results[0][i], 0.0, 0.0);
+}

@@ -8,6 +8,7 @@ thread_local std::vector<GemmCall>* recorded_calls = nullptr;  // set_gemm_call_
 }
 
 void set_gemm_call_log(std::vector<GemmCall>* log) { recorded_calls = log; }
+bool gemm_calls_logged() { return recorded_calls != nullptr; }
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {

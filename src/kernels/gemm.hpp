@@ -26,5 +26,7 @@ struct GemmCall {
 /// While `log` is set (not null), gemm() appends every call made on this thread to it.
 /// The hook behind the benchmarks' GemmRecorder (bench/gemm_recorder.hpp).
 void set_gemm_call_log(std::vector<GemmCall>* log);
+/// Whether this thread's calls are being logged (callers then keep their calls on it).
+bool gemm_calls_logged();
 
 }  // namespace minidl::kernels

@@ -329,6 +329,20 @@ void transform_input_grads(const Conv2dGeometry& g, const TileGrid& t, const flo
   });
 }
 
+// Calls product(e) for each of the 16 points. A chunk's 16 products are independent: on
+// several threads each thread takes whole products (OpenBLAS runs one thread inside an
+// OpenMP region), where one OpenBLAS call over all threads splits products too small to
+// split well. Each product and, per point, the order of the chunks stay the same, and so do
+// the bits. While a benchmark logs this thread's calls they all stay on it.
+template <typename F>
+void for_each_point(F&& product) {
+  if (gemm_calls_logged()) {
+    for (int64_t e = 0; e < kPoints; ++e) product(e);
+    return;
+  }
+  parallel_for(kPoints, 1, product);
+}
+
 }  // namespace
 
 bool winograd_applies(const Conv2dGeometry& g) {
@@ -356,8 +370,9 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* weig
     const int64_t count = std::min(chunk, g.batch - first), tiles = count * t.per_image();
     const int64_t sv = point_stride(cin, tiles), sm = point_stride(cout, tiles);
     transform_inputs(g, t, x, first, count, v);
-    for (int64_t e = 0; e < kPoints; ++e)  // M_e (Cout, T) = U_e (Cout, Cin) V_e (Cin, T)
+    for_each_point([&](int64_t e) {  // M_e (Cout, T) = U_e (Cout, Cin) V_e (Cin, T)
       gemm(false, false, cout, tiles, cin, 1.0f, u + e * cout * cin, v + e * sv, 0.0f, m + e * sm);
+    });
     transform_outputs(g, t, m, bias, first, count, out);
   }
 }
@@ -380,13 +395,15 @@ void winograd_backward(const Conv2dGeometry& g, const float* x, const float* wei
     transform_grads(g, t, dout, first, count, dm);
     if (dweight != nullptr) {  // dU_e (Cout, Cin) += dM_e (Cout, T) V_e^T, chunks in order
       transform_inputs(g, t, x, first, count, v);
-      for (int64_t e = 0; e < kPoints; ++e)
+      for_each_point([&](int64_t e) {
         gemm(false, true, cout, cin, tiles, 1.0f, dm + e * sm, v + e * sv, first == 0 ? 0.0f : 1.0f,
              du + e * cout * cin);
+      });
     }
     if (dx != nullptr) {  // dV_e (Cin, T) = U_e^T (Cin, Cout) dM_e (Cout, T)
-      for (int64_t e = 0; e < kPoints; ++e)
+      for_each_point([&](int64_t e) {
         gemm(true, false, cin, tiles, cout, 1.0f, u + e * cout * cin, dm + e * sm, 0.0f, v + e * sv);
+      });
       transform_input_grads(g, t, v, first, count, dx);
     }
   }
