@@ -103,23 +103,24 @@ void report(const Options& o, Norm norm, bool bucket_view) {
 void report_allreduce(const Options& o) {
   const size_t floats = size_t(o.depth * (o.width * o.width + o.width) + o.width * o.classes + o.classes);
   std::vector<float> values(floats, 1.0f);
+  // Seconds of one collective, the ranks starting it together.
+  const auto timed = [](const auto& collective) {
+    dist::barrier();
+    const auto start = bench::Clock::now();
+    collective();
+    return bench::seconds_since(start);
+  };
   std::vector<double> ours, blocking, nonblocking;
   for (int round = 0; round < 11; ++round) {
-    dist::barrier();
-    auto start = bench::Clock::now();
-    dist::all_reduce(std::span<float>(values));
-    const double a = bench::seconds_since(start);
-    dist::barrier();
-    start = bench::Clock::now();
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), int(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    const double b = bench::seconds_since(start);
-    dist::barrier();
-    start = bench::Clock::now();
-    MPI_Request request;
-    MPI_Iallreduce(MPI_IN_PLACE, values.data(), int(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-    MPI_Wait(&request, MPI_STATUS_IGNORE);
-    const double c = bench::seconds_since(start);
-    if (round >= 2) {
+    const double a = timed([&] { dist::all_reduce(std::span<float>(values)); });
+    const double b =
+        timed([&] { MPI_Allreduce(MPI_IN_PLACE, values.data(), int(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+    const double c = timed([&] {
+      MPI_Request request;
+      MPI_Iallreduce(MPI_IN_PLACE, values.data(), int(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    });
+    if (round >= 2) {  // the first two warm the buffers
       ours.push_back(a);
       blocking.push_back(b);
       nonblocking.push_back(c);

@@ -40,6 +40,13 @@ void copy_divided(const Tensor& values, float divisor, float* out, int64_t count
   for (int64_t i = 0; i < count; ++i) out[i] = in[i] / divisor;  // in may be out: a bucket view
 }
 
+// The floats of a bucket's parameters, together.
+int64_t bucket_floats(const std::vector<Tensor>& parameters, const std::vector<size_t>& bucket) {
+  int64_t n = 0;
+  for (size_t i : bucket) n += parameters[i].numel();
+  return n;
+}
+
 size_t total_numel(const std::vector<Tensor>& tensors) {
   size_t n = 0;
   for (const Tensor& t : tensors) n += size_t(t.numel());
@@ -72,14 +79,13 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     throw Error(cat("DistributedDataParallel: bucket_bytes must be positive, got ", options.bucket_bytes));
   parameters_ = module_->parameters();
   buckets_ = make_buckets(parameters_, options.bucket_bytes);
-  size_t largest = 0;
-  for (const std::vector<size_t>& bucket : buckets_) {
-    size_t floats = 0;
-    for (size_t i : bucket) floats += size_t(parameters_[i].numel());
-    largest = std::max(largest, floats);
+  if (options.gradient_as_bucket_view) {
+    make_bucket_views();
+  } else {
+    int64_t largest = 0;
+    for (const std::vector<size_t>& bucket : buckets_) largest = std::max(largest, bucket_floats(parameters_, bucket));
+    bucket_.resize(size_t(largest));
   }
-  if (options.gradient_as_bucket_view) make_bucket_views();
-  else bucket_.resize(largest);
   // The replicas start equal: rank 0's parameters and buffers everywhere.
   NoGradGuard no_grad;
   std::vector<float> flat(total_numel(parameters_));
@@ -92,9 +98,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 // One flat tensor per bucket and, in it, a view per parameter (its shape, at its offset).
 void DistributedDataParallel::make_bucket_views() {
   for (const std::vector<size_t>& bucket : buckets_) {
-    int64_t floats = 0;
-    for (size_t i : bucket) floats += parameters_[i].numel();
-    const Tensor flat = Tensor::zeros({floats});
+    const Tensor flat = Tensor::zeros({bucket_floats(parameters_, bucket)});
     std::vector<Tensor>& views = bucket_views_.emplace_back();
     int64_t at = 0;
     for (size_t i : bucket) {
