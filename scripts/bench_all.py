@@ -181,15 +181,7 @@ def conv_rows(table, build, repeats, with_torch):
     torch_cmd = [PYTHON, os.path.join(ROOT, "scripts", "bench_conv_pytorch.py"), "--repeats", str(repeats)]
     ours = run(conv + ["--what", "layer"]) + run(conv + ["--what", "cnn"])
     theirs = run(torch_cmd + ["layer"], ONE_THREAD) + run(torch_cmd + ["cnn"], ONE_THREAD) if with_torch else ""
-    layer = re.search(r"^layer threads 1 .*\| cpu ([\d.]+) ms\s+floor ([\d.]+) ms\s+ratio ([\d.]+)", ours, re.M)
-    ms, floor, ratio = map(float, layer.groups())
-    table.add("Conv2d (32, 64, 32, 32) 3x3 64->64 pad 1, fwd + bwd, 1 thread: cpu", f"{ms:.1f} ms",
-              f"sgemm {floor:.1f} ms", ratio, "1.5x", ratio <= 1.5)
-    torch_layer = re.search(r"^pytorch layer threads 1 .*\| cpu ([\d.]+) ms", theirs, re.M)
-    if torch_layer:
-        torch_ms = float(torch_layer.group(1))
-        table.add("  Conv2d, minidl / PyTorch (Python, oneDNN)", f"{ms:.1f} ms", f"{torch_ms:.1f} ms", ms / torch_ms,
-                  "<= 1x", ms <= torch_ms)
+    conv_layer_rows(table, ours, theirs, 1, "cpu")
     conv_two_threads(table, conv, torch_cmd, with_torch)
     for m in re.finditer(r"^cnn (\w+) .*\| cpu ([\d.]+) us/step\s+floor ([\d.]+) us/step\s+ratio ([\d.]+)", ours, re.M):
         norm, us, floor, ratio = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
@@ -201,22 +193,30 @@ def conv_rows(table, build, repeats, with_torch):
                       us / torch_us, "<= 0.5x", us <= 0.5 * torch_us)
 
 
+def conv_layer_rows(table, ours, theirs, threads, clock):
+    """The Conv2d layer's rows from bench_conv's and bench_conv_pytorch.py's output on `threads`
+    threads: against its floor and against PyTorch, in `clock` time ("cpu" or "wall")."""
+    figure = (rf"^layer threads {threads}\s.*?{clock}\s+([\d.]+) ms\s+floor ([\d.]+) ms\s+ratio ([\d.]+)")
+    layer = re.search(figure, ours, re.M)
+    if not layer:
+        return
+    ms, floor, ratio = map(float, layer.groups())
+    what = "1 thread" if threads == 1 else f"{threads} threads"
+    table.add(f"Conv2d (32, 64, 32, 32) 3x3 64->64 pad 1, fwd + bwd, {what}: {clock}", f"{ms:.1f} ms",
+              f"sgemm {floor:.1f} ms", ratio, "1.5x", ratio <= 1.5)
+    torch_layer = re.search(rf"^pytorch layer threads {threads}\s.*?{clock} ([\d.]+) ms", theirs, re.M)
+    if torch_layer:
+        torch_ms = float(torch_layer.group(1))
+        table.add(f"  Conv2d, {what}, minidl / PyTorch (Python, oneDNN): {clock}", f"{ms:.1f} ms",
+                  f"{torch_ms:.1f} ms", ms / torch_ms, "<= 1x", ms <= torch_ms)
+
+
 def conv_two_threads(table, conv, torch_cmd, with_torch):
     """The Conv2d layer on 2 threads, in wall time (what a second thread is for)."""
     two = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
     ours = run(conv[:1] + ["--threads", "2"] + conv[3:] + ["--what", "layer"], two)  # conv: [program, --threads, 1, ...]
-    layer = re.search(r"^layer threads 2\s+wall ([\d.]+) ms\s+floor ([\d.]+) ms\s+ratio ([\d.]+)", ours, re.M)
-    if not layer:
-        return
-    ms, floor, ratio = map(float, layer.groups())
-    table.add("Conv2d (32, 64, 32, 32), fwd + bwd, 2 threads: wall", f"{ms:.1f} ms", f"sgemm {floor:.1f} ms", ratio,
-              "1.5x", ratio <= 1.5)
     theirs = run(torch_cmd + ["layer", "--threads", "2"], two) if with_torch else ""
-    torch_layer = re.search(r"^pytorch layer threads 2\s+wall ([\d.]+) ms", theirs, re.M)
-    if torch_layer:
-        torch_ms = float(torch_layer.group(1))
-        table.add("  Conv2d, 2 threads, minidl / PyTorch (Python, oneDNN): wall", f"{ms:.1f} ms", f"{torch_ms:.1f} ms",
-                  ms / torch_ms, "<= 1x", ms <= torch_ms)
+    conv_layer_rows(table, ours, theirs, 2, "wall")
 
 
 DIST_LINE = re.compile(r"^(\S+)\s+ranks (\d+)\s+threads/rank \d+\s+batch/rank \d+\s+([\d.]+) ms/step")
