@@ -35,31 +35,104 @@ inline void with_affine(const float* weight, const float* bias, F f) {
 constexpr int64_t kGroupRows = 8;
 static_assert(kGroupRows == 8, "lane_sums8 sums a group of 8 rows");
 
-// Mean (0 when uncentered) and rstd of each of the `count` rows from xr, two passes (never
-// E[x^2] - E[x]^2). The first sums x - x[0]: exact for values near each other, so a mean
-// of 1e4 against a spread of 1e-1 keeps its digits in float sums.
-void group_moments(Moments* m, const float* x, int64_t count, const RowNormLayout& l, double eps) {
+// The forward takes its rows in blocks of up to kBlockGroups groups (and kBlockValues values,
+// so a block stays in L1), each pass over all of a block's groups before the next: one
+// group's horizontal sums and scalar steps, a chain of dependent operations between its
+// passes, overlap the next group's vector work instead of stalling each pass.
+constexpr int64_t kBlockGroups = 4;
+constexpr int64_t kBlockValues = 4096;
+
+// The 8 floats of a group's sums (lane_sums8's doubles; for rows of up to 16 * kLaneRun
+// values each is a float sum already, so the conversion is exact).
+Floats8 floats8(const double* sums) {
+  Floats8 v;
+  for (int k = 0; k < 8; ++k) v[k] = float(sums[k]);
+  return v;
+}
+
+// Mean (as mean + mean_rest; 0 when uncentered) and rstd of each of a group's rows, row k's
+// in lane k.
+struct GroupMoments {
+  float mean[kGroupRows] = {}, rest[kGroupRows] = {}, rstd[kGroupRows] = {};
+  Moments row(int64_t k) const { return {mean[k], rest[k], rstd[k]}; }
+};
+
+// The moments take two passes (never E[x^2] - E[x]^2), each summing the group's rows
+// together (lane_sums8). The first sums x - x[0]: exact for values near each other, so a
+// mean of 1e4 against a spread of 1e-1 keeps its digits in float sums.
+//
+// The rows' scalar steps after each sum run as one 8-lane float vector. Float is enough:
+// each step is one correctly rounded operation (relative error <= u = 2^-24), and each adds
+// less error than its sum already has. A float sum of n values rounds each term through at
+// most a = n / 16 + 5 additions (a lane's run, low + high, lane_totals8's 3 rounds, the
+// tail; 7 for n = 64), so it is within about a u sum|terms| of exact.
+//   Mean: s = S / n adds u |S| / n <= u mean|x - x[0]|, under the sum's own
+//   a u mean|x - x[0]|; mean + mean_rest = x[0] + s exactly (TwoSum: nothing is lost to a
+//   large mean).
+//   rstd: Q / n, + eps, sqrt and 1 / add u / 2 + u / 2 + u + u = 3u of relative error,
+//   2u more than double's one rounding to float, against the a u / 2 (3.5u for n = 64)
+//   it has from Q (terms >= 0).
+// So for the lesson's 64 values rstd stays within 6.5u (4.5u in double), the normalized
+// values within about 9u: far under the 2e-5 the float32 tests allow. Double stays where
+// it does more than this, adding a long row's flushes (LaneSums, past 16 * kLaneRun).
+// The first pass: mean and mean_rest of the `count` rows from x (n values each).
+void group_mean(GroupMoments& g, const float* x, int64_t count, int64_t n) {
+  double sums[1][kGroupRows];
+  Floats8 shift{};  // lane by lane: 8 scalar stores read back as one vector would stall
+  for (int64_t k = 0; k < count; ++k) shift[k] = x[k * n];
+  lane_sums8<1>(
+      count, n, [&](int64_t k, auto at, auto* v) { v[0] = at(x + k * n) - x[k * n]; }, sums);
+  const Floats8 s = floats8(sums[0]) / float(n);
+  const Floats8 sum = shift + s, s_part = sum - shift;  // TwoSum: rest = (shift + s) - sum exactly
+  const Floats8 round_off = (shift - (sum - s_part)) + (s - s_part);
+  std::memcpy(g.mean, &sum, sizeof g.mean);
+  std::memcpy(g.rest, &round_off, sizeof g.rest);
+}
+
+// The second pass: rstd from the squared deviations from g's mean (from x itself when not
+// centered).
+void group_rstd(GroupMoments& g, const float* x, int64_t count, int64_t n, bool centered, double eps) {
+  double sums[1][kGroupRows];
+  if (centered) {
+    lane_sums8<1>(
+        count, n,
+        [&](int64_t k, auto at, auto* v) {
+          const auto d = (at(x + k * n) - g.mean[k]) - g.rest[k];
+          v[0] = d * d;
+        },
+        sums);
+  } else {
+    lane_sums8<1>(
+        count, n,
+        [&](int64_t k, auto at, auto* v) {
+          const auto xk = at(x + k * n);
+          v[0] = xk * xk;
+        },
+        sums);
+  }
+  const Floats8 r = 1.0f / sqrt8(floats8(sums[0]) / float(n) + float(eps));
+  std::memcpy(g.rstd, &r, sizeof g.rstd);
+}
+
+// out = ((x - mean) - mean_rest) * rstd * weight + bias for `count` flat rows (LayerNorm,
+// RMSNorm: inner == 1, groups == 1, so every row has the same affine entries, or none).
+void normalize_flat(float* out, const float* x, const GroupMoments& m, int64_t count, const float* weight,
+                    const float* bias, const RowNormLayout& l) {
   const int64_t n = l.cols();
-  double value[kGroupRows] = {};  // (count) the exact mean, then the variance
-  if (l.centered && n > 0) {
+  with_affine(weight, bias, [&](auto w, auto b) {
     for (int64_t k = 0; k < count; ++k) {
+      const float mean = m.mean[k], rest = m.rest[k], rs = m.rstd[k];
       const float* xr = x + k * n;
-      const float shift = xr[0];
-      value[k] = double(shift) + lane_sum(n, [&](auto at) { return at(xr) - shift; }) / double(n);
+      float* yr = out + k * n;
+      if (l.centered) {
+#pragma omp simd  // out never overlaps x but the compiler cannot see it
+        for (int64_t i = 0; i < n; ++i) yr[i] = ((xr[i] - mean) - rest) * rs * w(ScalarAt{i}) + b(ScalarAt{i});
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * rs * w(ScalarAt{i}) + b(ScalarAt{i});
+      }
     }
-    for (int64_t k = 0; k < count; ++k) m[k] = Moments::around(value[k]);
-  }
-  for (int64_t k = 0; k < count; ++k) {
-    const float* xr = x + k * n;
-    const float mean = m[k].mean, rest = m[k].mean_rest;
-    value[k] = lane_sum(n,
-                        [&](auto at) {
-                          const auto d = (at(xr) - mean) - rest;
-                          return d * d;
-                        }) /
-               double(n);
-  }
-  for (int64_t k = 0; k < count; ++k) m[k].set_variance(value[k], eps);
+  });
 }
 
 // yr = ((x - mean) - mean_rest) * rstd * weight + bias for one row; weight and bias (or
@@ -276,17 +349,34 @@ void sum_partials(float* dweight, float* dbias, const double* partials, int64_t 
 void row_norm_forward(float* out, const NormStats& stats, const float* x, const float* weight, const float* bias,
                       const RowNormLayout& l, double eps) {
   const int64_t cols = l.cols();
-  const int64_t groups = (l.rows + kGroupRows - 1) / kGroupRows;
-  parallel_for(groups, rows_grain(kGroupRows, l), [&](int64_t group) {
-    const int64_t r0 = group * kGroupRows, count = std::min(kGroupRows, l.rows - r0);
-    Moments m[kGroupRows];
-    group_moments(m, x + r0 * cols, count, l, eps);
-    for (int64_t k = 0; k < count; ++k) {
-      const int64_t r = r0 + k;
-      m[k].store(stats, r);
-      const int64_t a0 = (r % l.groups) * l.channels;  // the row's first affine entry
-      normalize_row(out + r * cols, x + r * cols, m[k], weight ? weight + a0 : nullptr, bias ? bias + a0 : nullptr, l);
-    }
+  const int64_t block_groups =
+      std::clamp<int64_t>(kBlockValues / std::max<int64_t>(1, kGroupRows * cols), 1, kBlockGroups);
+  const int64_t block_rows = block_groups * kGroupRows;
+  const int64_t blocks = (l.rows + block_rows - 1) / block_rows;
+  parallel_for(blocks, rows_grain(block_rows, l), [&](int64_t block) {
+    const int64_t b0 = block * block_rows, b1 = std::min(l.rows, b0 + block_rows);
+    GroupMoments m[kBlockGroups];
+    auto each_group = [&](auto f) {
+      for (int64_t r0 = b0, g = 0; r0 < b1; r0 += kGroupRows, ++g) f(m[g], r0, std::min(kGroupRows, b1 - r0));
+    };
+    if (l.centered && cols > 0)
+      each_group([&](GroupMoments& gm, int64_t r0, int64_t count) { group_mean(gm, x + r0 * cols, count, cols); });
+    each_group([&](GroupMoments& gm, int64_t r0, int64_t count) {
+      group_rstd(gm, x + r0 * cols, count, cols, l.centered, eps);
+    });
+    each_group([&](GroupMoments& gm, int64_t r0, int64_t count) {
+      for (int64_t k = 0; k < count; ++k) gm.row(k).store(stats, r0 + k);
+      if (l.inner == 1 && l.groups == 1) {
+        normalize_flat(out + r0 * cols, x + r0 * cols, gm, count, weight, bias, l);
+        return;
+      }
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t r = r0 + k;
+        const int64_t a0 = (r % l.groups) * l.channels;  // the row's first affine entry
+        normalize_row(out + r * cols, x + r * cols, gm.row(k), weight ? weight + a0 : nullptr,
+                      bias ? bias + a0 : nullptr, l);
+      }
+    });
   });
 }
 
