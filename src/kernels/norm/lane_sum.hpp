@@ -175,8 +175,13 @@ inline void lane_sums8(int64_t count, int64_t n, F f, double (*sums)[8]) {
     }
     return;
   }
-  Floats8 lanes[K][8] = {};  // per sum, per row: low + high
-  float tail[K][8] = {};
+  Floats8 lanes[K][8];  // per sum, per row: low + high (zeros past count: cleared row by row, not all)
+  float tail[K][8];
+  for (int64_t k = count; k < 8; ++k)
+    for (int j = 0; j < K; ++j) {
+      lanes[j][k] = Floats8{};
+      tail[j][k] = 0.0f;
+    }
   for (int64_t k = 0; k < count; ++k) {
     Floats8 low[K] = {}, high[K] = {};
     float t[K] = {};

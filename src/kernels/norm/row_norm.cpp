@@ -157,8 +157,9 @@ void normalize_row(float* yr, const float* xr, Moments m, const float* weight, c
 // Rows go in chunks of kChunkItems batch items (`groups` rows each); a chunk sums its own
 // weight and bias gradients, then the chunks are added in order: the same bits whatever
 // the thread count, and no second sweep of x and dy for the parameter gradients. The
-// partial sums are double: in float (32 terms each) they moved the lesson's LayerNorm run
-// from PyTorch's by 2e-4 at step 20, against 2e-5 in double.
+// partial sums are double, so a chunk's 32 rows add no float rounding; LayerNorm and
+// RMSNorm add each group's 8 rows in float first (group_dx_flat: within 7u of the terms'
+// magnitudes, as PyTorch's float accumulation).
 constexpr int64_t kChunkItems = 32;
 
 // The backward, with xhat = (x - mean) * rstd and g = dy * weight over a row's n values:
@@ -277,6 +278,41 @@ void group_sums(double (*sums)[kGroupRows], const float* dy, const float* x, con
   });
 }
 
+// dx of the group's `count` flat rows (LayerNorm, RMSNorm: inner == 1, groups == 1) from
+// mean(g) and mean(g * xhat), and, when dw is not null, their dy * xhat and dy added to dw
+// and db: summed over the group's rows in float first (at most 8 terms in row order, so
+// within 7u of their sum of magnitudes), then into the chunk's double partials once a
+// group instead of once a row (a float-to-double conversion and a double add per value
+// were most of the sweep's work).
+void group_dx_flat(float* dx, double* dw, double* db, const float* dy, const float* x, const Moments* m,
+                   const float* mean_g, const float* mean_gx, int64_t count, const float* weight, int64_t n) {
+  constexpr int64_t kSpan = 64;  // columns at a time: the group's float partials stay in registers or L1
+  with_affine(weight, nullptr, [&](auto w, auto) {
+    for (int64_t i0 = 0; i0 < n; i0 += kSpan) {
+      const int64_t width = std::min(kSpan, n - i0);
+      float part_w[kSpan] = {}, part_b[kSpan] = {};  // (width) the group's sums of dy * xhat and dy
+      for (int64_t k = 0; k < count; ++k) {
+        const float mean = m[k].mean, rest = m[k].mean_rest, rs = m[k].rstd, mg = mean_g[k], mgx = mean_gx[k];
+        const float* xr = x + k * n + i0;
+        const float* dyr = dy + k * n + i0;
+        float* dxr = dx + k * n + i0;
+#pragma omp simd  // the outputs never overlap the inputs, which the compiler cannot see
+        for (int64_t i = 0; i < width; ++i) {
+          const float xhat = ((xr[i] - mean) - rest) * rs;
+          dxr[i] = rs * (dyr[i] * w(ScalarAt{i0 + i}) - mg - xhat * mgx);
+          part_w[i] += dyr[i] * xhat;
+          part_b[i] += dyr[i];
+        }
+      }
+      if (dw)
+        for (int64_t i = 0; i < width; ++i) {
+          dw[i0 + i] += double(part_w[i]);
+          db[i0 + i] += double(part_b[i]);
+        }
+    }
+  });
+}
+
 // The backward of `count` rows from r0 (a group): sums first, then dx.
 void backward_group(float* dx, double* dw, double* db, const float* dy, const float* x, const NormStats& stats,
                     const float* weight, const RowNormLayout& l, int64_t r0, int64_t count) {
@@ -303,6 +339,10 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
       mean_g[k] = l.centered ? float(sums[k].g / double(n)) : 0.0f;
       mean_gx[k] = float(sums[k].gx / double(n));
     }
+  }
+  if (dx && l.inner == 1 && l.groups == 1) {
+    group_dx_flat(dx + r0 * n, dw, db, dy + r0 * n, x + r0 * n, m, mean_g, mean_gx, count, weight, n);
+    return;
   }
   for (int64_t k = 0; k < count; ++k) {
     const int64_t r = r0 + k;
