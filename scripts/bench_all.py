@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+import torch_isa  # PyTorch's runs (its children) held to OPENBLAS_CORETYPE's instruction set
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"  # Debian's, with torch
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -39,7 +41,8 @@ def machine(build):
     forced = os.environ.get("OPENBLAS_CORETYPE")
     load = open("/proc/loadavg").read().split()[:3]
     return (f"{model} ({isa}), {os.cpu_count()} cores; OpenBLAS core type {core.group(1) if core else '?'}"
-            f" ({'forced by OPENBLAS_CORETYPE=' + forced if forced else 'detected'}); load average {' '.join(load)}")
+            f" ({'forced by OPENBLAS_CORETYPE=' + forced if forced else 'detected'}); PyTorch: {torch_isa.describe()};"
+            f" load average {' '.join(load)}")
 
 
 class Table:
