@@ -152,3 +152,35 @@ TEST_CASE("StatsRecorder refuses bad options and removes its hooks when it goes"
   }
   tanh(Tensor::ones({2}));  // the recorder is gone: its hook must be too (ASan would see a use after free)
 }
+
+TEST_CASE("StatsRecorder's hooks are on the layers only while a step is armed", "[diagnostics]") {
+  Generator gen(2);
+  nn::Sequential model(nn::Linear(3, 4, gen), nn::Tanh());
+  StatsRecorder stats;
+  stats.watch_output("tanh", *model[1]);
+  stats.watch_parameters(model);
+  const Tensor x = Tensor::randn({5, 3}, gen);
+  auto hooked = [&] { return model[0]->has_hooks() || model[1]->has_hooks(); };
+  auto last_op = [&] { return model(x).grad_fn()->name; };
+  CHECK_FALSE(hooked());             // watching registers nothing
+  CHECK(last_op() == "LinearTanh");  // an unarmed step takes the fused path
+  stats.arm(1);
+  CHECK(model[1]->has_hooks());
+  stats.arm(1);  // arming again adds no second hook
+  const Tensor out = model(x);
+  CHECK(out.grad_fn()->name == "Tanh");  // the hook sees Tanh's own output
+  out.sum().backward();
+  stats.before_update();
+  stats.after_update();
+  CHECK_FALSE(hooked());  // the step's end takes the hooks off
+  CHECK(last_op() == "LinearTanh");
+  size_t outputs = 0;
+  for (const StatsRow& r : stats.rows()) outputs += r.quantity == "output" && r.statistic == "mean";
+  CHECK(outputs == 1);
+  stats.arm(2);
+  stats.disarm();
+  CHECK_FALSE(hooked());
+  model(x);
+  CHECK(stats.rows().size() > 0);
+  for (const StatsRow& r : stats.rows()) CHECK(r.step == 1);  // a disarmed step records nothing
+}

@@ -30,9 +30,7 @@ StatsRecorder::StatsRecorder(StatsOptions options) : options_(options) {
                     options_.output_range, " and ", options_.grad_range));
 }
 
-StatsRecorder::~StatsRecorder() {
-  for (RemovableHandle& hook : hooks_) hook.remove();
-}
+StatsRecorder::~StatsRecorder() { disarm(); }
 
 void StatsRecorder::add(const std::string& layer, const char* quantity, const char* statistic, double value) {
   rows_.push_back({step_, layer, quantity, statistic, value});
@@ -50,8 +48,14 @@ void StatsRecorder::add(const std::string& layer, const char* quantity, const Te
 }
 
 void StatsRecorder::watch_output(const std::string& name, nn::Module& layer) {
-  hooks_.push_back(layer.register_forward_hook([this, name](nn::Module&, const Tensor&, const Tensor& out) {
-    if (!armed_ || out.numel() == 0) return;
+  outputs_.push_back({name, &layer});
+  if (armed_) hook(outputs_.back());
+}
+
+void StatsRecorder::hook(const Output& output) {
+  const std::string& name = output.name;
+  hooks_.push_back(output.layer->register_forward_hook([this, name](nn::Module&, const Tensor&, const Tensor& out) {
+    if (out.numel() == 0) return;
     add(name, "output", describe(out, options_.saturation, {options_.bins, options_.output_range}), true);
     if (!out.requires_grad()) return;
     // The hook lives on this step's graph and dies with it.
@@ -71,8 +75,16 @@ void StatsRecorder::watch_parameters(const nn::Module& model) {
 }
 
 void StatsRecorder::arm(int64_t step) {
-  armed_ = true;
   step_ = step;
+  if (armed_) return;
+  armed_ = true;
+  for (const Output& output : outputs_) hook(output);
+}
+
+void StatsRecorder::disarm() {
+  for (RemovableHandle& hook : hooks_) hook.remove();
+  hooks_.clear();
+  armed_ = false;
 }
 
 void StatsRecorder::before_update() {
@@ -99,7 +111,7 @@ void StatsRecorder::after_update() {
     add(p.name, "parameter", "update_to_data", update_std / p.data_std);
     p.before = Tensor();
   }
-  armed_ = false;
+  disarm();
 }
 
 }  // namespace minidl::diagnostics

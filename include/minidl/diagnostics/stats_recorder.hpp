@@ -17,8 +17,13 @@
 //   "parameter": data_std, grad_std, grad_to_data (grad_std / data_std), update_std
 //                (std of the step's change, after - before) and update_to_data
 //                (update_std / data_std before the step).
-// A step that is not armed costs one flag test per watched layer. The recorder must outlive
-// the backward passes of the steps it recorded (their graphs hold hooks that point to it).
+// The recorder's forward hooks are on the watched layers only from arm() to the step's end
+// (after_update or disarm): a step that is not armed runs exactly as without a recorder, and
+// nn::Sequential fuses a Linear + Tanh on it as usual. The fused and the unfused path give the
+// same bits (tests/test_linear_tanh.cpp), so a recorded run's losses are those of a run
+// without the recorder, bit for bit. The watched layers must be alive at every arm(); the
+// recorder must outlive the backward passes of the steps it recorded (their graphs hold hooks
+// that point to it).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,33 +54,39 @@ class StatsRecorder {
  public:
   /// Throws naming the option for bins < 1 or a negative range or saturation.
   explicit StatsRecorder(StatsOptions options = {});
-  /// Removes its hooks from the layers (which may outlive it).
+  /// Removes its hooks (there are some only during an armed step) from the layers.
   ~StatsRecorder();
   StatsRecorder(const StatsRecorder&) = delete;
   StatsRecorder& operator=(const StatsRecorder&) = delete;
 
-  /// Records `layer`'s output (a forward hook) and, when it requires grad, the gradient
-  /// that reaches it in backward (a tensor hook on the output), under `name`.
+  /// Records `layer`'s output (a forward hook, registered at each arm()) and, when it requires
+  /// grad, the gradient that reaches it in backward (a tensor hook on the output), under `name`.
   void watch_output(const std::string& name, nn::Module& layer);
   /// Records a parameter's gradient and update at before_update / after_update.
   void watch_parameter(const std::string& name, const Tensor& parameter);
   /// watch_parameter for every named parameter of model, under its dotted name.
   void watch_parameters(const nn::Module& model);
 
-  /// The next forward, backward and update are step `step`'s: they are recorded.
+  /// The next forward, backward and update are step `step`'s: they are recorded. Registers
+  /// the forward hooks on the watched layers (once, if already armed).
   void arm(int64_t step);
   bool armed() const { return armed_; }
   /// After backward, before the optimizer steps: the gradients, and a copy of each weight.
   void before_update();
   /// After the optimizer stepped: the updates; the step's record ends (disarms).
   void after_update();
-  /// Ends the step's record without an update (an evaluation, a diverged step).
-  void disarm() { armed_ = false; }
+  /// Ends the step's record without an update (an evaluation, a diverged step): removes the
+  /// forward hooks from the layers.
+  void disarm();
 
   const std::vector<StatsRow>& rows() const { return rows_; }
   const StatsOptions& options() const { return options_; }
 
  private:
+  struct Output {
+    std::string name;
+    nn::Module* layer;
+  };
   struct Parameter {
     std::string name;
     Tensor value;
@@ -84,11 +95,13 @@ class StatsRecorder {
   };
   void add(const std::string& layer, const char* quantity, const TensorStats& stats, bool saturation);
   void add(const std::string& layer, const char* quantity, const char* statistic, double value);
+  void hook(const Output& output);
 
   StatsOptions options_;
   bool armed_ = false;
   int64_t step_ = 0;
-  std::vector<RemovableHandle> hooks_;
+  std::vector<Output> outputs_;
+  std::vector<RemovableHandle> hooks_;  // on the outputs' layers while armed
   std::vector<Parameter> parameters_;
   std::vector<StatsRow> rows_;
 };
