@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "minidl/minidl.hpp"
@@ -24,7 +25,7 @@ double sample_std(const std::vector<double>& v) {
 std::map<std::string, double> by_key(const std::vector<StatsRow>& rows, int64_t step) {
   std::map<std::string, double> out;
   for (const StatsRow& r : rows)
-    if (r.step == step) out[r.layer + " " + r.quantity + " " + r.statistic] = r.value;
+    if (r.step == step) out[cat(r.layer, " ", r.quantity, " ", diagnostics::statistic_name(r))] = r.value;
   return out;
 }
 
@@ -183,4 +184,30 @@ TEST_CASE("StatsRecorder's hooks are on the layers only while a step is armed", 
   model(x);
   CHECK(stats.rows().size() > 0);
   for (const StatsRow& r : stats.rows()) CHECK(r.step == 1);  // a disarmed step records nothing
+}
+
+TEST_CASE("StatsRecorder's rows are plain values; a log keeps their names past the recorder", "[diagnostics]") {
+  static_assert(std::is_trivially_copyable_v<StatsRow>);
+  diagnostics::StatsLog log;
+  {
+    nn::Tanh tanh;
+    StatsRecorder stats({.bins = 2, .output_range = 1.0f});
+    stats.watch_output(std::string("a layer with a name too long for a short string"), tanh);
+    stats.arm(7);
+    tanh(Tensor::from_vector({-0.5f, 0.25f, 1.0f}));
+    stats.disarm();
+    log = stats.log();
+  }
+  std::vector<std::string> names;
+  for (const StatsRow& r : log.rows) {
+    CHECK(r.step == 7);
+    CHECK(r.layer == "a layer with a name too long for a short string");
+    names.push_back(diagnostics::statistic_name(r));
+  }
+  CHECK(names == std::vector<std::string>{"mean", "std", "saturated", "bin:-1:0", "bin:0:1"});
+  REQUIRE(log.rows.size() == 5);
+  CHECK(log.rows[3].statistic == "bin");
+  CHECK(log.rows[4].low == 0.0);
+  CHECK(log.rows[4].high == 1.0);
+  CHECK(log.rows[4].value == Approx(2.0 / 3.0));  // 0.25 and 1.0 (the top edge) in a bin of width 1
 }
