@@ -196,7 +196,9 @@ TEST_CASE("StatsRecorder's rows are plain values; a log keeps their names past t
     stats.arm(7);
     tanh(Tensor::from_vector({-0.5f, 0.25f, 1.0f}));
     stats.disarm();
-    log = stats.log();
+    CHECK(stats.log().rows.size() == 5);
+    log = stats.take_log();
+    CHECK(stats.rows().empty());
   }
   std::vector<std::string> names;
   for (const StatsRow& r : log.rows) {

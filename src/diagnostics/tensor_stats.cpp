@@ -176,11 +176,10 @@ std::vector<int64_t> bin_counts(const float* x, int64_t n, double low, double hi
   const float slack = error < 0.25 ? float(error) : 1.0f;  // 1: check every value
   constexpr int32_t kCheck = int32_t(1) << 30;             // the flag on a guess to check
   const int32_t dump = int32_t(bins);                      // the slot of the values left out
-  // Sets of counts taken in turn: neighbouring values often share a bin, and one set would
-  // make each increment wait for the previous one.
+  // Eight counts a bin, taken in turn (counts[j * 8 + i % 8]): neighbouring values often
+  // share a bin, and one count would make each increment wait for the previous one.
   constexpr size_t kSets = 8;
-  const size_t stride = size_t(bins) + 1;
-  std::vector<int64_t> counts(stride * kSets, 0);
+  std::vector<int64_t> counts((size_t(bins) + 1) * kSets, 0);  // (bins + 1, 8): the last row for the values left out
   int32_t guess[kBlock];
   for (int64_t start = 0; start < n; start += kBlock) {
     const float* b = x + start;
@@ -202,16 +201,16 @@ std::vector<int64_t> bin_counts(const float* x, int64_t n, double low, double hi
     for (i = 0; i < len; ++i) {
       int32_t j = guess[i];
       if (j & kCheck) j = exact_bin(b[i], j & ~kCheck, edges);
-      counts[size_t(i % kSets) * stride + size_t(j)] += 1;
+      counts[size_t(j) * kSets + size_t(i % kSets)] += 1;
     }
   }
   counted = 0;
+  std::vector<int64_t> total(size_t(bins), 0);
   for (size_t j = 0; j < size_t(bins); ++j) {
-    for (size_t set = 1; set < kSets; ++set) counts[j] += counts[j + set * stride];
-    counted += counts[j];
+    for (size_t set = 0; set < kSets; ++set) total[j] += counts[j * kSets + set];
+    counted += total[j];
   }
-  counts.resize(size_t(bins));
-  return counts;
+  return total;
 }
 
 Histogram histogram_of(const float* x, int64_t n, const FirstPass& p, const HistogramOptions& options) {

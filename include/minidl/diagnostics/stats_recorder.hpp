@@ -99,6 +99,8 @@ class StatsRecorder {
   /// Valid while the recorder lives; log() for rows that outlive it.
   const std::vector<StatsRow>& rows() const { return rows_; }
   StatsLog log() const { return {names_, rows_}; }
+  /// log() without the copy: the rows move out, and rows() is empty after.
+  StatsLog take_log() { return {names_, std::move(rows_)}; }
   const StatsOptions& options() const { return options_; }
 
  private:
