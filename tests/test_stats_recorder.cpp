@@ -186,7 +186,7 @@ TEST_CASE("StatsRecorder's hooks are on the layers only while a step is armed", 
   for (const StatsRow& r : stats.rows()) CHECK(r.step == 1);  // a disarmed step records nothing
 }
 
-TEST_CASE("StatsRecorder's rows are plain values; a log keeps their names past the recorder", "[diagnostics]") {
+TEST_CASE("StatsRecorder's rows are plain values, and a log keeps their names past the recorder", "[diagnostics]") {
   static_assert(std::is_trivially_copyable_v<StatsRow>);
   diagnostics::StatsLog log;
   {
