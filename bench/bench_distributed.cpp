@@ -1,6 +1,7 @@
 // bench_distributed: data-parallel throughput of the wide net (depth 8 x [Linear(1024, 1024),
-// norm, Tanh], then Linear(1024, 10)) at a global batch of 512, SGD steps on synthetic data,
-// each rank on batch / N. Run it once per rank count and compare the examples per second:
+// norm, Tanh], then Linear(1024, 10)) at a global batch of 512 (--batch), SGD steps on
+// synthetic data, each rank on batch / N. Run it once per rank count and compare the
+// examples per second:
 //   mpirun --allow-run-as-root -np 1 build/bench/bench_distributed
 //   mpirun --allow-run-as-root -np 2 build/bench/bench_distributed
 // Per norm (none, local BatchNorm1d, SyncBatchNorm) rank 0 prints the median step time, the
@@ -144,15 +145,18 @@ int main(int argc, char** argv) {
     cli.add_options()("steps", "timed steps per norm", cxxopts::value<std::string>()->default_value("20"))(
         "threads", "threads per rank (default: the machine's cores / ranks on it)", cxxopts::value<std::string>())(
         "norm", "none, batch, sync or all", cxxopts::value<std::string>()->default_value("all"))(
+        "batch", "the global batch, split across the ranks", cxxopts::value<std::string>()->default_value("512"))(
         "allreduce", "time the gradient buffer's allreduce alone: minidl's against MPI_Allreduce")(
         "copy-gradients", "gradients copied out of the buckets (default: gradient_as_bucket_view)");
     const auto args = cli.parse(argc, argv);
     Options o;
     o.steps = std::stoi(args["steps"].as<std::string>());
+    o.batch = std::stoi(args["batch"].as<std::string>());
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     set_num_threads(args.count("threads") ? std::stoi(args["threads"].as<std::string>())
                                           : std::max(1, cores / dist::local_size()));
-    if (o.batch % dist::world_size() != 0) throw Error("the global batch 512 must divide across the ranks");
+    if (o.batch < 1 || o.batch % dist::world_size() != 0)
+      throw Error(cat("--batch must be a positive multiple of the ", dist::world_size(), " ranks, got ", o.batch));
     if (args.count("allreduce")) {
       report_allreduce(o);
       return 0;

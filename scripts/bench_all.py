@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+import torch_isa  # PyTorch's runs (its children) held to OPENBLAS_CORETYPE's instruction set
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"  # Debian's, with torch
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -39,7 +41,8 @@ def machine(build):
     forced = os.environ.get("OPENBLAS_CORETYPE")
     load = open("/proc/loadavg").read().split()[:3]
     return (f"{model} ({isa}), {os.cpu_count()} cores; OpenBLAS core type {core.group(1) if core else '?'}"
-            f" ({'forced by OPENBLAS_CORETYPE=' + forced if forced else 'detected'}); load average {' '.join(load)}")
+            f" ({'forced by OPENBLAS_CORETYPE=' + forced if forced else 'detected'}); PyTorch: {torch_isa.describe()};"
+            f" load average {' '.join(load)}")
 
 
 class Table:
@@ -222,6 +225,24 @@ def conv_two_threads(table, conv, torch_cmd, with_torch):
 DIST_LINE = re.compile(r"^(\S+)\s+ranks (\d+)\s+threads/rank \d+\s+batch/rank \d+\s+([\d.]+) ms/step")
 
 
+def no_communication_ceiling(mpirun, bench, repeats, steps):
+    """What 2 ranks could reach if averaging the gradients cost nothing: two independent
+    1-rank processes, each on half the global batch, started together on the two cores.
+    Per norm (none and local BatchNorm1d, which communicate nothing else), the best over
+    repeats of the slower process's step."""
+    best = {}
+    for _ in range(repeats):
+        for norm, label in (("none", "none"), ("batch", "BatchNorm1d")):
+            cmd = mpirun + ["-np", "1", bench, "--threads", "1", "--batch", "256", "--norm", norm, "--steps", str(steps)]
+            pair = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+            outs = [p.communicate()[0] for p in pair]
+            if any(p.returncode != 0 for p in pair):
+                sys.exit(f"bench_all: {' '.join(cmd)} failed:\n{outs[0]}\n{outs[1]}")
+            step = max(float(m.group(3)) for out in outs for m in map(DIST_LINE.match, out.splitlines()) if m)
+            best[label] = min(best.get(label, float("inf")), step)
+    return best
+
+
 def distributed_rows(table, build, repeats, steps):
     """Data parallelism on this machine: 1 rank against 2 ranks (1 thread each), interleaved."""
     bench = os.path.join(build, "bench", "bench_distributed")
@@ -237,10 +258,15 @@ def distributed_rows(table, build, repeats, steps):
                 if m:
                     key = (m.group(1), int(m.group(2)))
                     best[key] = min(best.get(key, float("inf")), float(m.group(3)))
+    ceiling = no_communication_ceiling(mpirun, bench, repeats, steps)
     for norm in ("none", "BatchNorm1d", "SyncBatchNorm"):
         one, two = best[(norm, 1)], best[(norm, 2)]
         table.add(f"Wide net, global batch 512, {norm}: 2 ranks / 1 rank, throughput", f"{two:.1f} ms/step (2 ranks)",
                   f"{one:.1f} ms/step (1 rank)", one / two, ">= 1.7x", one / two >= 1.7)
+        if norm in ceiling:
+            pair = ceiling[norm]
+            table.add("  the ceiling if averaging were free: two 1-rank processes at batch 256 side by side",
+                      f"{pair:.1f} ms/step (each)", f"{one:.1f} ms/step (1 rank, 512)", one / pair)
     sync = best[("SyncBatchNorm", 2)] / best[("BatchNorm1d", 2)]
     table.add("  SyncBatchNorm / local BatchNorm1d, 2 ranks: step time", f"{best[('SyncBatchNorm', 2)]:.1f} ms",
               f"{best[('BatchNorm1d', 2)]:.1f} ms", sync)

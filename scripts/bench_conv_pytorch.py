@@ -12,10 +12,12 @@ import os
 import sys
 import time
 
-import torch
-from torch import nn
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_isa  # noqa: E402,F401  (before torch: oneDNN held to OPENBLAS_CORETYPE's instruction set)
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
 from check_checkpoints_torch import cnn  # noqa: E402  (the digits' CNN, one copy)
 
 

@@ -15,11 +15,13 @@ import time
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_isa  # noqa: E402,F401  (before torch: oneDNN held to OPENBLAS_CORETYPE's instruction set)
+
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fixtures import deep_net, load_digits_split  # noqa: E402  (the lesson's model, one copy)
 
 torch.set_num_threads(1)

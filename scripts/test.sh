@@ -15,7 +15,7 @@ ctest --test-dir "$build_dir" --output-on-failure -j2 "$@"
 # OpenBLAS picks its sgemm kernel by CPU at run time and each rounds differently: a test that
 # holds only with this machine's kernel would fail on another. These tags compare against
 # PyTorch's figures, across thread counts, or against double-precision references.
-kernel_tags="[pytorch],[determinism],[threads],[norm],[lesson],[fixtures]"
+kernel_tags="[pytorch],[determinism],[threads],[norm],[lesson],[fixtures],[gemm]"
 core_types=()
 grep -qw avx2 /proc/cpuinfo && core_types+=(Haswell)
 grep -qw avx512f /proc/cpuinfo && core_types+=(SkylakeX)

@@ -9,6 +9,12 @@ namespace minidl::kernels {
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c);
 
+/// gemm() hands BLAS one row times a matrix as a matrix-vector product where OpenBLAS runs
+/// that faster on this core (gemm_form.cpp says where and why): by that rule (the default),
+/// wherever it applies, or never. Tests and benchmarks force one.
+enum class GemmRewrite { Rule, Always, Never };
+void set_gemm_rewrite(GemmRewrite mode);
+
 /// The same product as plain loops, the reference the BLAS path is tested against.
 void gemm_reference(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                     const float* b, float beta, float* c);
