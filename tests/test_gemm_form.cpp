@@ -1,6 +1,6 @@
 // kernels::gemm's forms (src/kernels/gemm_form.cpp): every product the same within float32's
-// bound however it is handed to BLAS, and the rule's choice for this core. Tagged [gemm]: scripts/test.sh runs them again under each OpenBLAS
-// core type, so each rule's branch runs somewhere.
+// bound however it is handed to BLAS, and the rule's choice for this core. Tagged [gemm]: scripts/test.sh runs them
+// again under each OpenBLAS core type, so each rule's branch runs somewhere.
 #include <cmath>
 #include <limits>
 
@@ -23,13 +23,13 @@ namespace {
 void check_against_reference(GemmRewrite mode, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta,
                              Generator& gen) {
   INFO("mode " << int(mode) << " ta " << ta << " tb " << tb << " m " << m << " n " << n << " k " << k << " beta "
-                << beta);
+               << beta);
   const float alpha = 1.5f;
   const Tensor a = Tensor::randn(ta ? Shape{k, m} : Shape{m, k}, gen);
   const Tensor b = Tensor::randn(tb ? Shape{n, k} : Shape{k, n}, gen);
   // With beta 0, C's old values must not matter: NaN there would show through.
-  const Tensor c0 = beta == 0.0f ? Tensor::full({m, n}, std::numeric_limits<float>::quiet_NaN())
-                                 : Tensor::randn({m, n}, gen);
+  const Tensor c0 =
+      beta == 0.0f ? Tensor::full({m, n}, std::numeric_limits<float>::quiet_NaN()) : Tensor::randn({m, n}, gen);
   Tensor fast = c0.clone(), exact = c0.clone(), bound = Tensor::zeros({m, n});
   {
     ForcedGemmRewrite forced(mode);

@@ -118,3 +118,18 @@ TEST_CASE("Sequential does not fuse a Linear or Tanh with a hook: the hook sees 
   CHECK(out.grad_fn()->name == "Tanh");
   CHECK(same_bits(out, tanh(linear->forward(x))));
 }
+
+TEST_CASE("Sequential fuses Linear + Tanh again once their hooks are removed", "[nn][linear_tanh]") {
+  Generator gen(7);
+  nn::Sequential net(nn::Linear(8, 4, gen), nn::Tanh());
+  const Tensor x = Tensor::randn({2, 8}, gen);
+  RemovableHandle pre = net[1]->register_forward_pre_hook([](nn::Module&, const Tensor&) {});
+  RemovableHandle post = net[0]->register_forward_hook([](nn::Module&, const Tensor&, const Tensor&) {});
+  CHECK(net.forward(x).grad_fn()->name == "Tanh");
+  post.remove();
+  CHECK(net[0]->has_hooks() == false);
+  CHECK(net.forward(x).grad_fn()->name == "Tanh");  // the Tanh's pre-hook still counts
+  pre.remove();
+  CHECK_FALSE(net[1]->has_hooks());
+  CHECK(net.forward(x).grad_fn()->name == "LinearTanh");
+}

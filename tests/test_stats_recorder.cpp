@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "minidl/minidl.hpp"
@@ -24,7 +25,7 @@ double sample_std(const std::vector<double>& v) {
 std::map<std::string, double> by_key(const std::vector<StatsRow>& rows, int64_t step) {
   std::map<std::string, double> out;
   for (const StatsRow& r : rows)
-    if (r.step == step) out[r.layer + " " + r.quantity + " " + r.statistic] = r.value;
+    if (r.step == step) out[cat(r.layer, " ", r.quantity, " ", diagnostics::statistic_name(r))] = r.value;
   return out;
 }
 
@@ -151,4 +152,64 @@ TEST_CASE("StatsRecorder refuses bad options and removes its hooks when it goes"
     CHECK_FALSE(stats.rows().empty());
   }
   tanh(Tensor::ones({2}));  // the recorder is gone: its hook must be too (ASan would see a use after free)
+}
+
+TEST_CASE("StatsRecorder's hooks are on the layers only while a step is armed", "[diagnostics]") {
+  Generator gen(2);
+  nn::Sequential model(nn::Linear(3, 4, gen), nn::Tanh());
+  StatsRecorder stats;
+  stats.watch_output("tanh", *model[1]);
+  stats.watch_parameters(model);
+  const Tensor x = Tensor::randn({5, 3}, gen);
+  auto hooked = [&] { return model[0]->has_hooks() || model[1]->has_hooks(); };
+  auto last_op = [&] { return model(x).grad_fn()->name; };
+  CHECK_FALSE(hooked());             // watching registers nothing
+  CHECK(last_op() == "LinearTanh");  // an unarmed step takes the fused path
+  stats.arm(1);
+  CHECK(model[1]->has_hooks());
+  stats.arm(1);  // arming again adds no second hook
+  const Tensor out = model(x);
+  CHECK(out.grad_fn()->name == "Tanh");  // the hook sees Tanh's own output
+  out.sum().backward();
+  stats.before_update();
+  stats.after_update();
+  CHECK_FALSE(hooked());  // the step's end takes the hooks off
+  CHECK(last_op() == "LinearTanh");
+  size_t outputs = 0;
+  for (const StatsRow& r : stats.rows()) outputs += r.quantity == "output" && r.statistic == "mean";
+  CHECK(outputs == 1);
+  stats.arm(2);
+  stats.disarm();
+  CHECK_FALSE(hooked());
+  model(x);
+  CHECK(stats.rows().size() > 0);
+  for (const StatsRow& r : stats.rows()) CHECK(r.step == 1);  // a disarmed step records nothing
+}
+
+TEST_CASE("StatsRecorder's rows are plain values, and a log keeps their names past the recorder", "[diagnostics]") {
+  static_assert(std::is_trivially_copyable_v<StatsRow>);
+  diagnostics::StatsLog log;
+  {
+    nn::Tanh tanh;
+    StatsRecorder stats({.bins = 2, .output_range = 1.0f});
+    stats.watch_output(std::string("a layer with a name too long for a short string"), tanh);
+    stats.arm(7);
+    tanh(Tensor::from_vector({-0.5f, 0.25f, 1.0f}));
+    stats.disarm();
+    CHECK(stats.log().rows.size() == 5);
+    log = stats.take_log();
+    CHECK(stats.rows().empty());
+  }
+  std::vector<std::string> names;
+  for (const StatsRow& r : log.rows) {
+    CHECK(r.step == 7);
+    CHECK(r.layer == "a layer with a name too long for a short string");
+    names.push_back(diagnostics::statistic_name(r));
+  }
+  CHECK(names == std::vector<std::string>{"mean", "std", "saturated", "bin:-1:0", "bin:0:1"});
+  REQUIRE(log.rows.size() == 5);
+  CHECK(log.rows[3].statistic == "bin");
+  CHECK(log.rows[4].low == 0.0);
+  CHECK(log.rows[4].high == 1.0);
+  CHECK(log.rows[4].value == Approx(2.0 / 3.0));  // 0.25 and 1.0 (the top edge) in a bin of width 1
 }

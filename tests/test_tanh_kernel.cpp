@@ -1,6 +1,7 @@
 // The tanh kernel against double tanh (ulps) on a dense grid, against SLEEF's (PyTorch's),
-// its builds for each instruction set against one another, PyTorch's saturation, and the
-// same value wherever a value sits in the tensor and whatever the thread count.
+// its builds for each instruction set against one another, PyTorch's saturation, odd
+// symmetry, monotonicity over every float, and the same value wherever a value sits in the
+// tensor and whatever the thread count.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -28,13 +29,13 @@ double ulps(float a, double exact) {
 }
 
 // Every 1e-3 over [-10, 10] (as PyTorch's fixture grid), every 1e-5 over [-1, 1], every
-// float near the formula's switch at 0.9, tiny values near 0 where a relative error shows,
-// and the edges of saturation.
+// float in [0.86, 0.94] (around the formula's switch at 0.9, where its error peaks), tiny values near 0 where a
+// relative error shows, and the edges of saturation.
 std::vector<float> dense_grid() {
   std::vector<float> x;
   for (int64_t i = -10000; i <= 10000; ++i) x.push_back(float(double(i) / 1000));
   for (int64_t i = -100000; i <= 100000; ++i) x.push_back(float(i) * 1e-5f);
-  for (float v = 0.89f; v < 0.91f; v = std::nextafter(v, 1.0f)) x.insert(x.end(), {v, -v});
+  for (float v = 0.86f; v < 0.94f; v = std::nextafter(v, 1.0f)) x.insert(x.end(), {v, -v});
   for (float tiny = 1e-30f; tiny < 1e-3f; tiny *= 1.7f) x.insert(x.end(), {tiny, -tiny});
   for (float edge : {7.9053111f, 7.9053112f, 8.66f, 8.67f, 9.0f, 9.01f, 9.02f, 10.0f, 10.01f, 15.0f, 88.0f, 1e30f})
     x.insert(x.end(), {edge, -edge});
@@ -51,7 +52,7 @@ int64_t floats_apart(float a, float b) {
 
 }  // namespace
 
-TEST_CASE("tanh is within 1.03 ulp of double tanh on a dense grid", "[tanh][kernels]") {
+TEST_CASE("tanh is within 1.15 ulp of double tanh on a dense grid", "[tanh][kernels]") {
   const std::vector<float> x = dense_grid();
   std::vector<float> y(x.size());
   tanh_forward(y.data(), x.data(), int64_t(x.size()));
@@ -62,9 +63,9 @@ TEST_CASE("tanh is within 1.03 ulp of double tanh on a dense grid", "[tanh][kern
     if (error > worst) worst = error, worst_at = x[i];
   }
   INFO("worst error " << worst << " ulp at x = " << worst_at);
-  // The formula's bound, measured over every float (docs/numerics.md): 1.029 ulp, at
-  // x = 0.8977 (the polynomial's end). SLEEF's, PyTorch's, is 1 ulp.
-  CHECK(worst <= 1.03);
+  // The formula's bound, measured over every float (docs/numerics.md): 1.145 ulp, at
+  // x = 0.8796 (near the polynomial's end). SLEEF's, PyTorch's, is 1 ulp.
+  CHECK(worst <= 1.15);
 }
 
 TEST_CASE("tanh is at most 2 floats from SLEEF's u10, PyTorch's tanh", "[tanh][kernels]") {
@@ -140,4 +141,49 @@ TEST_CASE("tanh gives each value the same bits wherever it sits", "[tanh][kernel
     tanh_forward(part.data(), x.data() + start, 1000 - start);
     CHECK(std::memcmp(part.data(), whole.data() + start, part.size() * sizeof(float)) == 0);
   }
+}
+
+TEST_CASE("tanh is odd to the bit, -0 and NaN included", "[tanh][kernels]") {
+  std::vector<float> x = dense_grid();
+  x.insert(x.end(), {0.0f, std::numeric_limits<float>::infinity(), std::nanf("")});
+  std::vector<float> negated(x.size());
+  for (size_t i = 0; i < x.size(); ++i) negated[i] = -x[i];
+  std::vector<float> y(x.size()), y_negated(x.size());
+  tanh_forward(y.data(), x.data(), int64_t(x.size()));
+  tanh_forward(y_negated.data(), negated.data(), int64_t(x.size()));
+  int64_t asymmetric = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float flipped = -y[i];
+    asymmetric += std::memcmp(&flipped, &y_negated[i], sizeof flipped) != 0;
+  }
+  CHECK(asymmetric == 0);
+  CHECK(std::signbit(y_negated[x.size() - 3]));  // tanh(-0) = -0, as PyTorch
+}
+
+TEST_CASE("tanh never decreases from one float to the next, over every float in [2^-12, 9.1]", "[tanh][kernels]") {
+  // Below 2^-12, x^3 / 3 is under a hundredth of an ulp of x, and the 8e8 floats there take
+  // most of the time: `bench_tanh --all-floats` checks every float from 0 (docs/numerics.md).
+  // Past 9.1 the formula's input is clamped to 9.1: the same value, 1 (the saturation test).
+  constexpr uint32_t kBegin = 0x39800000u;  // 2^-12
+  constexpr uint32_t kEnd = 0x4111999bu;    // the float after 9.1f
+  constexpr uint32_t kBlock = 1u << 20;
+  std::vector<float> x(kBlock), y(kBlock);
+  float previous = 0.0f;
+  int64_t decreases = 0;
+  float first_at = 0.0f;
+  for (uint32_t start = kBegin; start < kEnd; start += kBlock) {
+    const uint32_t count = std::min(kBlock, kEnd - start);
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t bits = start + i;
+      std::memcpy(&x[i], &bits, sizeof(float));
+    }
+    tanh_forward(y.data(), x.data(), int64_t(count));
+    for (uint32_t i = 0; i < count; ++i) {
+      if (y[i] < previous && decreases++ == 0) first_at = x[i];
+      previous = y[i];
+    }
+  }
+  INFO(decreases << " decreasing steps, the first at x = " << first_at);
+  CHECK(decreases == 0);
+  CHECK(previous == 1.0f);
 }

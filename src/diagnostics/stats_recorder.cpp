@@ -10,16 +10,19 @@
 namespace minidl::diagnostics {
 namespace {
 
-// "bin:-1:-0.95": the bin's edges, 9 significant digits (the widths add up to the range).
-std::string bin_name(double low, double high) {
-  char text[64] = "bin:";
-  char* end = std::to_chars(text + 4, text + 30, low, std::chars_format::general, 9).ptr;
-  *end++ = ':';
-  end = std::to_chars(end, text + sizeof text, high, std::chars_format::general, 9).ptr;
-  return std::string(text, end);
-}
+constexpr std::string_view kBin = "bin";
 
 }  // namespace
+
+// "bin:-1:-0.95": the bin's edges, 9 significant digits (the widths add up to the range).
+std::string statistic_name(const StatsRow& row) {
+  if (row.statistic != kBin) return std::string(row.statistic);
+  char text[64] = "bin:";
+  char* end = std::to_chars(text + 4, text + 30, row.low, std::chars_format::general, 9).ptr;
+  *end++ = ':';
+  end = std::to_chars(end, text + sizeof text, row.high, std::chars_format::general, 9).ptr;
+  return std::string(text, end);
+}
 
 StatsRecorder::StatsRecorder(StatsOptions options) : options_(options) {
   if (options_.bins < 1) throw Error(cat("StatsRecorder: bins must be at least 1, got ", options_.bins));
@@ -30,15 +33,15 @@ StatsRecorder::StatsRecorder(StatsOptions options) : options_(options) {
                     options_.output_range, " and ", options_.grad_range));
 }
 
-StatsRecorder::~StatsRecorder() {
-  for (RemovableHandle& hook : hooks_) hook.remove();
-}
+StatsRecorder::~StatsRecorder() { disarm(); }
 
-void StatsRecorder::add(const std::string& layer, const char* quantity, const char* statistic, double value) {
+std::string_view StatsRecorder::keep(const std::string& name) { return names_->emplace_back(name); }
+
+void StatsRecorder::add(std::string_view layer, std::string_view quantity, std::string_view statistic, double value) {
   rows_.push_back({step_, layer, quantity, statistic, value});
 }
 
-void StatsRecorder::add(const std::string& layer, const char* quantity, const TensorStats& s, bool saturation) {
+void StatsRecorder::add(std::string_view layer, std::string_view quantity, const TensorStats& s, bool saturation) {
   add(layer, quantity, "mean", s.mean);
   add(layer, quantity, "std", s.std);
   if (saturation) add(layer, quantity, "saturated", s.saturated);
@@ -46,12 +49,18 @@ void StatsRecorder::add(const std::string& layer, const char* quantity, const Te
   const double width = (h.high - h.low) / double(h.density.size());
   for (size_t b = 0; b < h.density.size(); ++b)
     rows_.push_back(
-        {step_, layer, quantity, bin_name(h.low + double(b) * width, h.low + double(b + 1) * width), h.density[b]});
+        {step_, layer, quantity, kBin, h.density[b], h.low + double(b) * width, h.low + double(b + 1) * width});
 }
 
 void StatsRecorder::watch_output(const std::string& name, nn::Module& layer) {
-  hooks_.push_back(layer.register_forward_hook([this, name](nn::Module&, const Tensor&, const Tensor& out) {
-    if (!armed_ || out.numel() == 0) return;
+  outputs_.push_back({keep(name), &layer});
+  if (armed_) hook(outputs_.back());
+}
+
+void StatsRecorder::hook(const Output& output) {
+  const std::string_view name = output.name;
+  hooks_.push_back(output.layer->register_forward_hook([this, name](nn::Module&, const Tensor&, const Tensor& out) {
+    if (out.numel() == 0) return;
     add(name, "output", describe(out, options_.saturation, {options_.bins, options_.output_range}), true);
     if (!out.requires_grad()) return;
     // The hook lives on this step's graph and dies with it.
@@ -63,7 +72,7 @@ void StatsRecorder::watch_output(const std::string& name, nn::Module& layer) {
 
 void StatsRecorder::watch_parameter(const std::string& name, const Tensor& parameter) {
   if (!parameter.defined()) throw Error(cat("StatsRecorder::watch_parameter: \"", name, "\" is an undefined tensor"));
-  parameters_.push_back({name, parameter, Tensor(), 0.0});
+  parameters_.push_back({keep(name), parameter, Tensor(), 0.0});
 }
 
 void StatsRecorder::watch_parameters(const nn::Module& model) {
@@ -71,8 +80,16 @@ void StatsRecorder::watch_parameters(const nn::Module& model) {
 }
 
 void StatsRecorder::arm(int64_t step) {
-  armed_ = true;
   step_ = step;
+  if (armed_) return;
+  armed_ = true;
+  for (const Output& output : outputs_) hook(output);
+}
+
+void StatsRecorder::disarm() {
+  for (RemovableHandle& hook : hooks_) hook.remove();
+  hooks_.clear();
+  armed_ = false;
 }
 
 void StatsRecorder::before_update() {
@@ -99,7 +116,7 @@ void StatsRecorder::after_update() {
     add(p.name, "parameter", "update_to_data", update_std / p.data_std);
     p.before = Tensor();
   }
-  armed_ = false;
+  disarm();
 }
 
 }  // namespace minidl::diagnostics

@@ -61,9 +61,9 @@ std::string stats_csv(const std::vector<RunResult>& results) {
   char value[40];
   for (const RunResult& result : results) {
     const std::string run = cat(short_name(result.norm), ",", result.seed, ",");
-    for (const diagnostics::StatsRow& row : result.stats) {
+    for (const diagnostics::StatsRow& row : result.stats.rows) {
       std::snprintf(value, sizeof value, "%.9g\n", row.value);
-      csv += cat(run, row.step, ",", row.layer, ",", row.quantity, ",", row.statistic, ",", value);
+      csv += cat(run, row.step, ",", row.layer, ",", row.quantity, ",", diagnostics::statistic_name(row), ",", value);
     }
   }
   return csv;

@@ -261,7 +261,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   }
   if (stats) {
     stats->disarm();  // a step that diverged recorded its forward only
-    result.stats = stats->rows();
+    result.stats = stats->take_log();
   }
   if (!result.ok()) {
     result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();

@@ -99,9 +99,9 @@ struct RunResult {
   float train_loss = 0.0f;   // eval mode, the whole training split
   float val_loss = 0.0f;     // eval mode, the validation split
   float val_accuracy = 0.0f;
-  double seconds = 0.0;                      // build + train + evaluate
-  std::shared_ptr<nn::Sequential> model;     // the trained model
-  std::vector<diagnostics::StatsRow> stats;  // the recorded steps' statistics (stats_every > 0)
+  double seconds = 0.0;                   // build + train + evaluate
+  std::shared_ptr<nn::Sequential> model;  // the trained model
+  diagnostics::StatsLog stats;            // the recorded steps' statistics (stats_every > 0)
 
   bool ok() const { return !failure.has_value(); }
 };

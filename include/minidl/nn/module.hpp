@@ -47,11 +47,12 @@ class Module {
 
   virtual Tensor forward(const Tensor& input) = 0;
   /// forward with this module's hooks around it; containers call their children this way,
-  /// so hooks fire in call order. Without hooks, forward alone.
-  Tensor operator()(const Tensor& input) { return hooks_ ? call_with_hooks(input) : forward(input); }
-  /// Whether a forward hook was ever registered here (even if since removed): a container
-  /// fuses a child with the next (nn::Sequential's Linear + Tanh) only when neither has.
-  bool has_hooks() const { return hooks_ != nullptr; }
+  /// so hooks fire in call order. Without hooks (none registered, or all removed), forward alone.
+  Tensor operator()(const Tensor& input) { return has_hooks() ? call_with_hooks(input) : forward(input); }
+  /// Whether a forward hook or pre-hook is registered here now (a removed one no longer
+  /// counts): a container fuses a child with the next (nn::Sequential's Linear + Tanh) only
+  /// when neither has one.
+  bool has_hooks() const { return hooks_ && !(hooks_->pre->empty() && hooks_->post->empty()); }
 
   /// PyTorch's register_forward_pre_hook and register_forward_hook: hooks run in
   /// registration order, each seeing the previous one's replacement, whether or not grad
