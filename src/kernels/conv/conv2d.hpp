@@ -38,8 +38,11 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,
                      float* dweight, float* dbias, const float* saved_cols = nullptr);
 
-/// db (Cout): dout (N, Cout, OH, OW) summed over images and positions, in double.
+/// db (Cout): dout (N, Cout, OH, OW) summed over images and positions, in double: for each
+/// channel, plane_sum of each image's plane added in image order.
 void conv2d_bias_gradient(const Conv2dGeometry& g, const float* dout, float* dbias);
+/// values[0, n) summed in double, in an order fixed by n alone (16 interleaved partial sums).
+double plane_sum(const float* values, int64_t n);
 
 /// The same as plain loops (sums in double): the reference the fast path is tested against.
 void conv2d_forward_direct(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out);

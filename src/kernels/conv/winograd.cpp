@@ -159,69 +159,57 @@ void transform_input_plane(const TileGrid& t, const float* __restrict split, int
 }
 
 // One output plane from its tiles' products: Y = A^T m A + bias, A^T = [1 1 1 0; 0 1 -1 -1].
-// m points at M_0's row of this channel at the plane's first tile; out is (OH, OW);
-// s: (2, 4, TW) and y: (2, TW) scratch.
+// m points at M_0's row of this channel at the plane's first tile; out is (OH, OW); pair:
+// (2, 2 TW) scratch for a partial tile row or column. Both steps and the interleave of the
+// tiles' two columns in one pass over tx, the tile's values in registers.
 void transform_output_plane(const TileGrid& t, const float* __restrict m, int64_t stride, float bias,
-                            float* __restrict out, float* __restrict s, float* __restrict y) {
+                            float* __restrict out, float* __restrict pair) {
   const int64_t n = t.tw;
   for (int64_t ty = 0; ty < t.th; ++ty) {
-    for (int64_t j = 0; j < 4; ++j) {  // A^T along the rows
-      const float* m0 = m + j * stride + ty * n;
-      const float *m1 = m0 + 4 * stride, *m2 = m1 + 4 * stride, *m3 = m2 + 4 * stride;
-      float *s0 = s + j * n, *s1 = s + (4 + j) * n;
-#pragma omp simd
-      for (int64_t tx = 0; tx < n; ++tx) {
-        s0[tx] = m0[tx] + m1[tx] + m2[tx];
-        s1[tx] = m1[tx] - m2[tx] - m3[tx];
+    const int64_t rows = std::min<int64_t>(2, t.oh - 2 * ty);
+    const bool direct = rows == 2 && t.ow == 2 * n;  // whole tiles: straight into out
+    float* __restrict y0 = direct ? out + 2 * ty * t.ow : pair;
+    float* __restrict y1 = direct ? y0 + t.ow : pair + 2 * n;
+    const float* __restrict mt = m + ty * n;
+#pragma omp simd  // the 16 rows `stride` apart are only read: vectorize over tx
+    for (int64_t tx = 0; tx < n; ++tx) {
+      float s[2][4];  // A^T m, along the rows
+      for (int64_t j = 0; j < 4; ++j) {
+        const float m0 = mt[j * stride + tx], m1 = mt[(4 + j) * stride + tx];
+        const float m2 = mt[(8 + j) * stride + tx], m3 = mt[(12 + j) * stride + tx];
+        s[0][j] = m0 + m1 + m2;
+        s[1][j] = m1 - m2 - m3;
       }
+      y0[2 * tx] = s[0][0] + s[0][1] + s[0][2] + bias;  // then along the columns
+      y0[2 * tx + 1] = s[0][1] - s[0][2] - s[0][3] + bias;
+      y1[2 * tx] = s[1][0] + s[1][1] + s[1][2] + bias;
+      y1[2 * tx + 1] = s[1][1] - s[1][2] - s[1][3] + bias;
     }
-    for (int64_t a = 0; a < 2 && 2 * ty + a < t.oh; ++a) {  // then along the columns
-      const float* sa = s + a * 4 * n;
-      float *y0 = y, *y1 = y + n;
-#pragma omp simd
-      for (int64_t tx = 0; tx < n; ++tx) {
-        y0[tx] = sa[tx] + sa[n + tx] + sa[2 * n + tx] + bias;
-        y1[tx] = sa[n + tx] - sa[2 * n + tx] - sa[3 * n + tx] + bias;
-      }
-      float* row = out + (2 * ty + a) * t.ow;
-      for (int64_t tx = 0; tx < t.ow / 2; ++tx) {
-        row[2 * tx] = y0[tx];
-        row[2 * tx + 1] = y1[tx];
-      }
-      if (t.ow % 2 == 1) row[t.ow - 1] = y0[n - 1];
-    }
+    if (!direct)
+      for (int64_t a = 0; a < rows; ++a) std::copy_n(pair + a * 2 * n, t.ow, out + (2 * ty + a) * t.ow);
   }
 }
 
-// The adjoint of transform_output_plane: dM = A dY A^T of each tile of one (OH, OW) plane of
-// dY, the partial tiles' missing outputs as zeros. dm as transform_output_plane's m;
-// split: (2 TH, 2 TW) scratch; q: (4, 2 TW) scratch.
-void transform_grad_plane(const TileGrid& t, const float* __restrict dy, int64_t stride, float* __restrict dm,
-                          float* __restrict split, float* __restrict q) {
-  const int64_t n = t.tw, row = 2 * n;
-  split_plane(dy, t.oh, t.ow, 0, 0, 2 * t.th, n, split);
+// The adjoint of transform_output_plane: dM = A dY A^T of each tile of one plane of dY.
+// dy: the plane, 2 TH rows `pitch` apart of at least 2 TW values (a partial tile's missing
+// outputs as zeros); dm as transform_output_plane's m. One pass over tx, as the forward's.
+void transform_grad_plane(const TileGrid& t, const float* __restrict dy, int64_t pitch, int64_t stride,
+                          float* __restrict dm) {
+  const int64_t n = t.tw;
   for (int64_t ty = 0; ty < t.th; ++ty) {
-    const float* y0 = split + 2 * ty * row;
-    const float* y1 = y0 + row;
-    for (int64_t k = 0; k < row; ++k) {  // A along the rows
-      q[k] = y0[k];
-      q[row + k] = y0[k] + y1[k];
-      q[2 * row + k] = y0[k] - y1[k];
-      q[3 * row + k] = -y1[k];
-    }
-    for (int64_t i = 0; i < 4; ++i) {  // then along the columns
-      const float* even = q + i * row;
-      const float* odd = even + n;
-      float* __restrict d0 = dm + (i * 4) * stride + ty * n;
-      float* __restrict d1 = d0 + stride;
-      float* __restrict d2 = d1 + stride;
-      float* __restrict d3 = d2 + stride;
-#pragma omp simd
-      for (int64_t tx = 0; tx < n; ++tx) {
-        d0[tx] = even[tx];
-        d1[tx] = even[tx] + odd[tx];
-        d2[tx] = even[tx] - odd[tx];
-        d3[tx] = -odd[tx];
+    const float* __restrict y0 = dy + 2 * ty * pitch;
+    const float* __restrict y1 = y0 + pitch;
+    float* __restrict d = dm + ty * n;
+#pragma omp simd  // the 16 rows `stride` apart never overlap: vectorize over tx
+    for (int64_t tx = 0; tx < n; ++tx) {
+      const float e0 = y0[2 * tx], o0 = y0[2 * tx + 1], e1 = y1[2 * tx], o1 = y1[2 * tx + 1];
+      const float even[4] = {e0, e0 + e1, e0 - e1, -e1};  // A along the rows, the tile's two columns
+      const float odd[4] = {o0, o0 + o1, o0 - o1, -o1};
+      for (int64_t i = 0; i < 4; ++i) {  // then along the columns
+        d[(i * 4 + 0) * stride + tx] = even[i];
+        d[(i * 4 + 1) * stride + tx] = even[i] + odd[i];
+        d[(i * 4 + 2) * stride + tx] = even[i] - odd[i];
+        d[(i * 4 + 3) * stride + tx] = -odd[i];
       }
     }
   }
@@ -299,21 +287,31 @@ void transform_outputs(const Conv2dGeometry& g, const TileGrid& t, const float* 
   const int64_t tiles = count * t.per_image(), l = t.oh * t.ow;
   parallel_for(count * g.out_channels, grain_for(kPoints * t.per_image()), [&](int64_t bo) {
     const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
-    float* s = plane_buffer(10 * t.tw);
     transform_output_plane(t, m + co * tiles + b * t.per_image(), point_stride(g.out_channels, tiles),
-                           bias != nullptr ? bias[co] : 0.0f, out + ((first + b) * g.out_channels + co) * l, s,
-                           s + 8 * t.tw);
+                           bias != nullptr ? bias[co] : 0.0f, out + ((first + b) * g.out_channels + co) * l,
+                           plane_buffer(4 * t.tw));
   });
 }
 
+// Also, when sums is given, each plane's plane_sum into sums (N, Cout) at (first + b, co),
+// while the plane is in L1: the bias gradient without a pass of its own over dY.
 void transform_grads(const Conv2dGeometry& g, const TileGrid& t, const float* dout, int64_t first, int64_t count,
-                     float* dm) {
-  const int64_t tiles = count * t.per_image(), l = t.oh * t.ow, split_size = 4 * t.th * t.tw;
+                     float* dm, double* sums) {
+  const int64_t tiles = count * t.per_image(), l = t.oh * t.ow, pitch = 2 * t.tw;
+  const bool whole = t.oh % 2 == 0 && t.ow % 2 == 0;  // no partial tiles: read dY as it is
   parallel_for(count * g.out_channels, grain_for(kPoints * t.per_image()), [&](int64_t bo) {
     const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
-    float* split = plane_buffer(split_size + 8 * t.tw);
-    transform_grad_plane(t, dout + ((first + b) * g.out_channels + co) * l, point_stride(g.out_channels, tiles),
-                         dm + co * tiles + b * t.per_image(), split, split + split_size);
+    const float* dy = dout + ((first + b) * g.out_channels + co) * l;
+    const float* tiled = dy;
+    if (!whole) {  // (2 TH, 2 TW), zeros past the plane's last row and column
+      float* padded = plane_buffer(2 * t.th * pitch);
+      std::fill_n(padded, 2 * t.th * pitch, 0.0f);
+      for (int64_t y = 0; y < t.oh; ++y) std::copy_n(dy + y * t.ow, t.ow, padded + y * pitch);
+      tiled = padded;
+    }
+    transform_grad_plane(t, tiled, whole ? t.ow : pitch, point_stride(g.out_channels, tiles),
+                         dm + co * tiles + b * t.per_image());
+    if (sums != nullptr) sums[(first + b) * g.out_channels + co] = plane_sum(dy, l);
   });
 }
 
@@ -327,6 +325,16 @@ void transform_input_grads(const Conv2dGeometry& g, const TileGrid& t, const flo
     transform_input_grad_plane(g, t, dv + c * tiles + b * t.per_image(), point_stride(g.in_channels, tiles),
                                dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, acc, acc + acc_size);
   });
+}
+
+// dbias (Cout) from each plane's sum, sums (N, Cout), in conv2d_bias_gradient's order: the
+// same bits.
+void bias_from_plane_sums(const Conv2dGeometry& g, const double* sums, float* dbias) {
+  for (int64_t co = 0; co < g.out_channels; ++co) {
+    double sum = 0.0;
+    for (int64_t b = 0; b < g.batch; ++b) sum += sums[b * g.out_channels + co];
+    dbias[co] = float(sum);
+  }
 }
 
 // Calls product(e) for each of the 16 points. A chunk's 16 products are independent: on
@@ -379,20 +387,24 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* weig
 
 void winograd_backward(const Conv2dGeometry& g, const float* x, const float* weight, const float* dout, float* dx,
                        float* dweight, float* dbias) {
-  if (dbias != nullptr) conv2d_bias_gradient(g, dout, dbias);
   if (dweight != nullptr && g.batch == 0) std::fill_n(dweight, g.weight_numel(), 0.0f);
-  if ((dx == nullptr && dweight == nullptr) || g.batch == 0) return;
+  if ((dx == nullptr && dweight == nullptr) || g.batch == 0) {
+    if (dbias != nullptr) conv2d_bias_gradient(g, dout, dbias);
+    return;
+  }
   const TileGrid t(g);
   const int64_t cin = g.in_channels, cout = g.out_channels, chunk = winograd_chunk(g);
   float* u = scratch(Slot::Weights, dx != nullptr ? kPoints * cout * cin : 0);               // (16, Cout, Cin)
   float* du = scratch(Slot::WeightGrads, dweight != nullptr ? kPoints * cout * cin : 0);     // (16, Cout, Cin)
   float* v = scratch(Slot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));      // V, then dV: (16, Cin, T)
   float* dm = scratch(Slot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
+  thread_local std::vector<double> plane_sums;  // (N, Cout): dY's planes, for the bias gradient
+  if (dbias != nullptr) plane_sums.resize(size_t(g.batch * cout));
   if (dx != nullptr) transform_weights(g, weight, u);
   for (int64_t first = 0; first < g.batch; first += chunk) {
     const int64_t count = std::min(chunk, g.batch - first), tiles = count * t.per_image();
     const int64_t sv = point_stride(cin, tiles), sm = point_stride(cout, tiles);
-    transform_grads(g, t, dout, first, count, dm);
+    transform_grads(g, t, dout, first, count, dm, dbias != nullptr ? plane_sums.data() : nullptr);
     if (dweight != nullptr) {  // dU_e (Cout, Cin) += dM_e (Cout, T) V_e^T, chunks in order
       transform_inputs(g, t, x, first, count, v);
       for_each_point([&](int64_t e) {
@@ -408,6 +420,7 @@ void winograd_backward(const Conv2dGeometry& g, const float* x, const float* wei
     }
   }
   if (dweight != nullptr) untransform_weight_grads(g, du, dweight);
+  if (dbias != nullptr) bias_from_plane_sums(g, plane_sums.data(), dbias);
 }
 
 }  // namespace minidl::kernels
