@@ -215,56 +215,75 @@ void transform_grad_plane(const TileGrid& t, const float* __restrict dy, int64_t
   }
 }
 
-// The adjoint of transform_input_plane: adds B dV B^T of every tile into the padded plane
-// (tiles overlap by two rows and columns), then writes its interior into dx (H, W).
-// dv as transform_input_plane's v; acc: (2 TH + 2, 2 half) and q: (4, 2 half) scratch.
-// Along the columns each padded column gathers from its two tiles (even column k: position 0
-// of tile k and 2 of tile k - 1) rather than adding into a row twice, one column apart.
-void transform_input_grad_plane(const Conv2dGeometry& g, const TileGrid& t, const float* __restrict dv, int64_t stride,
-                                float* __restrict dx, float* __restrict acc, float* __restrict q) {
+// The adjoint of transform_input_plane, B along the columns of tile row ty: q (4, 2 half),
+// row i the tile row's B^T-transformed row i in the split layout (even columns, then odd).
+// Each padded column gathers from its two tiles (even column k: position 0 of tile k and 2
+// of tile k - 1) rather than adding into a row twice, one column apart.
+void untransform_tile_row(const TileGrid& t, const float* __restrict dv, int64_t stride, int64_t ty,
+                          float* __restrict q) {
   const int64_t half = t.tw + 1, row = 2 * half, n = t.tw;
-  std::fill_n(acc, (2 * t.th + 2) * row, 0.0f);
-  for (int64_t ty = 0; ty < t.th; ++ty) {
-    for (int64_t i = 0; i < 4; ++i) {  // B along the columns
-      const float* __restrict d0 = dv + (i * 4) * stride + ty * n;
-      const float* __restrict d1 = d0 + stride;
-      const float* __restrict d2 = d1 + stride;
-      const float* __restrict d3 = d2 + stride;
-      float* __restrict even = q + i * row;
-      float* __restrict odd = even + half;
-      even[0] = d0[0];
-      odd[0] = d1[0] - d2[0] + d3[0];
+  for (int64_t i = 0; i < 4; ++i) {
+    const float* __restrict d0 = dv + (i * 4) * stride + ty * n;
+    const float* __restrict d1 = d0 + stride;
+    const float* __restrict d2 = d1 + stride;
+    const float* __restrict d3 = d2 + stride;
+    float* __restrict even = q + i * row;
+    float* __restrict odd = even + half;
+    even[0] = d0[0];
+    odd[0] = d1[0] - d2[0] + d3[0];
 #pragma omp simd
-      for (int64_t k = 1; k < n; ++k) {
-        even[k] = d0[k] + (d1[k - 1] + d2[k - 1] - d0[k - 1]);
-        odd[k] = (d1[k] - d2[k] + d3[k]) - d3[k - 1];
-      }
-      even[n] = d1[n - 1] + d2[n - 1] - d0[n - 1];
-      odd[n] = -d3[n - 1];
+    for (int64_t k = 1; k < n; ++k) {
+      even[k] = d0[k] + (d1[k - 1] + d2[k - 1] - d0[k - 1]);
+      odd[k] = (d1[k] - d2[k] + d3[k]) - d3[k - 1];
     }
-    float* __restrict r0 = acc + 2 * ty * row;  // then along the rows, into the tile's four rows
-    float* __restrict r1 = r0 + row;
-    float* __restrict r2 = r1 + row;
-    float* __restrict r3 = r2 + row;
-    const float *q0 = q, *q1 = q + row, *q2 = q + 2 * row, *q3 = q + 3 * row;
-    for (int64_t k = 0; k < row; ++k) {
-      r0[k] += q0[k];
-      r1[k] += q1[k] - q2[k] + q3[k];
-      r2[k] += q1[k] + q2[k] - q0[k];
-      r3[k] -= q3[k];
-    }
+    even[n] = d1[n - 1] + d2[n - 1] - d0[n - 1];
+    odd[n] = -d3[n - 1];
   }
+}
+
+// B dV B^T of every tile of one plane, summed where tiles overlap (two rows and columns),
+// the padded plane's interior written into dx (H, W). dv as transform_input_plane's v;
+// q: (2, 4, 2 half) scratch. Padded rows 2 k and 2 k + 1 gather from tile rows k and k - 1
+// (B's rows 0, 1 of the one, 2, 3 of the other), each value written once, straight into dx,
+// interleaved back from the split layout: no padded plane to zero, add into and copy out.
+void transform_input_grad_plane(const Conv2dGeometry& g, const TileGrid& t, const float* __restrict dv, int64_t stride,
+                                float* __restrict dx, float* __restrict q) {
+  const int64_t half = t.tw + 1, row = 2 * half, w = g.in_w;
   const SplitRun run(g.pad_w, half);
-  const int64_t w = g.in_w;
-  for (int64_t y = 0; y < g.in_h; ++y) {
-    const float* __restrict first = acc + (y + g.pad_h) * row + run.first;
-    const float* __restrict second = acc + (y + g.pad_h) * row + run.second;
-    float* __restrict to = dx + y * w;
-    for (int64_t k = 0; k < w / 2; ++k) {  // an interleave, split_plane's inverse
-      to[2 * k] = first[k];
-      to[2 * k + 1] = second[k];
+  float* prev = q;            // tile row k - 1's q, zeros above the first
+  float* cur = q + 4 * row;   // tile row k's, zeros below the last
+  std::fill_n(prev, 4 * row, 0.0f);
+  for (int64_t k = 0; k <= t.th; ++k) {
+    if (k < t.th) untransform_tile_row(t, dv, stride, k, cur);
+    else std::fill_n(cur, 4 * row, 0.0f);
+    for (int64_t r = 0; r < 2; ++r) {
+      const int64_t y = 2 * k + r - g.pad_h;  // the padded row's row of dx
+      if (y < 0 || y >= g.in_h) continue;
+      // r = 0: (q1 + q2 - q0) of the tile above, q0 of this one; r = 1: q1 - q2 + q3 of this
+      // one, -q3 of the one above.
+      const float *p0 = prev, *p1 = prev + row, *p2 = prev + 2 * row, *p3 = prev + 3 * row;
+      const float *c0 = cur, *c1 = cur + row, *c2 = cur + 2 * row, *c3 = cur + 3 * row;
+      auto value = [&](int64_t c) {
+        return r == 0 ? (p1[c] + p2[c] - p0[c]) + c0[c] : (c1[c] - c2[c] + c3[c]) - p3[c];
+      };
+      float* __restrict to = dx + y * w;
+      const int64_t a = run.first, b = run.second;
+      if (r == 0) {
+#pragma omp simd
+        for (int64_t j = 0; j < w / 2; ++j) {  // an interleave, split_plane's inverse
+          to[2 * j] = (p1[a + j] + p2[a + j] - p0[a + j]) + c0[a + j];
+          to[2 * j + 1] = (p1[b + j] + p2[b + j] - p0[b + j]) + c0[b + j];
+        }
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < w / 2; ++j) {
+          to[2 * j] = (c1[a + j] - c2[a + j] + c3[a + j]) - p3[a + j];
+          to[2 * j + 1] = (c1[b + j] - c2[b + j] + c3[b + j]) - p3[b + j];
+        }
+      }
+      if (w % 2 == 1) to[w - 1] = value(a + w / 2);
     }
-    if (w % 2 == 1) to[w - 1] = first[w / 2];
+    std::swap(prev, cur);
   }
 }
 
@@ -317,13 +336,12 @@ void transform_grads(const Conv2dGeometry& g, const TileGrid& t, const float* do
 
 void transform_input_grads(const Conv2dGeometry& g, const TileGrid& t, const float* dv, int64_t first, int64_t count,
                            float* dx) {
-  const int64_t tiles = count * t.per_image(), row = 2 * (t.tw + 1), acc_size = (2 * t.th + 2) * row;
+  const int64_t tiles = count * t.per_image(), row = 2 * (t.tw + 1);
   // Each (image, channel) plane of dx is written by one iteration only.
   parallel_for(count * g.in_channels, grain_for(kPoints * t.per_image()), [&](int64_t bc) {
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
-    float* acc = plane_buffer(acc_size + 4 * row);
     transform_input_grad_plane(g, t, dv + c * tiles + b * t.per_image(), point_stride(g.in_channels, tiles),
-                               dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, acc, acc + acc_size);
+                               dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, plane_buffer(8 * row));
   });
 }
 
