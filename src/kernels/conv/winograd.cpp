@@ -1,6 +1,7 @@
 #include "kernels/conv/winograd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -60,9 +61,11 @@ struct SplitRun {
       : first(pad % 2 == 0 ? pad / 2 : half + pad / 2), second(pad % 2 == 0 ? half + pad / 2 : (pad + 1) / 2) {}
 };
 
-void split_plane(const float* __restrict plane, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, int64_t rows,
-                 int64_t half, float* __restrict split) {
-  std::fill_n(split, rows * 2 * half, 0.0f);
+//
+// split_plane writes the plane's values only: the same positions for the same sizes, so the
+// padding's zeros, written once a geometry (split_buffer), stay.
+void split_plane(const float* __restrict plane, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, int64_t half,
+                 float* __restrict split) {
   const SplitRun run(pad_w, half);
   for (int64_t y = 0; y < h; ++y) {
     const float* __restrict in = plane + y * w;
@@ -74,6 +77,20 @@ void split_plane(const float* __restrict plane, int64_t h, int64_t w, int64_t pa
     }
     if (w % 2 == 1) first[w / 2] = in[w - 1];
   }
+}
+
+// This thread's split plane, (rows, 2 half), for g's inputs: zeroed when it last held another
+// geometry's, otherwise as split_plane left it, zeros in the padding.
+float* split_buffer(const Conv2dGeometry& g, int64_t rows, int64_t half) {
+  thread_local std::vector<float> buffer;
+  thread_local std::array<int64_t, 6> laid_out{};  // the sizes its zeros are for
+  const std::array<int64_t, 6> sizes{rows, half, g.in_h, g.in_w, g.pad_h, g.pad_w};
+  float* split = aligned(buffer, rows * 2 * half);
+  if (sizes != laid_out) {
+    std::fill_n(split, rows * 2 * half, 0.0f);
+    laid_out = sizes;
+  }
+  return split;
 }
 
 // U_e (Cout, Cin) = (G g G^T)_e for every (co, ci) pair: u (16, Cout, Cin), with
@@ -294,9 +311,8 @@ void transform_inputs(const Conv2dGeometry& g, const TileGrid& t, const float* x
   const int64_t tiles = count * t.per_image(), half = t.tw + 1, rows = 2 * t.th + 2;
   parallel_for(count * g.in_channels, grain_for(kPoints * t.per_image()), [&](int64_t bc) {
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
-    float* split = plane_buffer(rows * 2 * half);
-    split_plane(x + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, g.in_h, g.in_w, g.pad_h, g.pad_w, rows, half,
-                split);
+    float* split = split_buffer(g, rows, half);
+    split_plane(x + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, g.in_h, g.in_w, g.pad_h, g.pad_w, half, split);
     transform_input_plane(t, split, point_stride(g.in_channels, tiles), v + c * tiles + b * t.per_image());
   });
 }
