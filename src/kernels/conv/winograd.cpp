@@ -248,13 +248,16 @@ void untransform_tile_row(const TileGrid& t, const float* __restrict dv, int64_t
     float* __restrict odd = even + half;
     even[0] = d0[0];
     odd[0] = d1[0] - d2[0] + d3[0];
+    // Columns 1 to n, from tiles k and k + 1: n iterations, whole vectors where n - 1 would
+    // leave a 16-lane loop scalar. Tile n's values are read (the row's next, or the gap after
+    // the matrix, point_stride's extra line) and replaced by zeros.
 #pragma omp simd
-    for (int64_t k = 1; k < n; ++k) {
-      even[k] = d0[k] + (d1[k - 1] + d2[k - 1] - d0[k - 1]);
-      odd[k] = (d1[k] - d2[k] + d3[k]) - d3[k - 1];
+    for (int64_t k = 0; k < n; ++k) {
+      const bool inside = k + 1 < n;
+      const float next0 = d0[k + 1], next_odd = d1[k + 1] - d2[k + 1] + d3[k + 1];
+      even[k + 1] = (inside ? next0 : 0.0f) + (d1[k] + d2[k] - d0[k]);
+      odd[k + 1] = (inside ? next_odd : 0.0f) - d3[k];
     }
-    even[n] = d1[n - 1] + d2[n - 1] - d0[n - 1];
-    odd[n] = -d3[n - 1];
   }
 }
 
@@ -267,8 +270,8 @@ void transform_input_grad_plane(const Conv2dGeometry& g, const TileGrid& t, cons
                                 float* __restrict dx, float* __restrict q) {
   const int64_t half = t.tw + 1, row = 2 * half, w = g.in_w;
   const SplitRun run(g.pad_w, half);
-  float* prev = q;            // tile row k - 1's q, zeros above the first
-  float* cur = q + 4 * row;   // tile row k's, zeros below the last
+  float* prev = q;           // tile row k - 1's q, zeros above the first
+  float* cur = q + 4 * row;  // tile row k's, zeros below the last
   std::fill_n(prev, 4 * row, 0.0f);
   for (int64_t k = 0; k <= t.th; ++k) {
     if (k < t.th) untransform_tile_row(t, dv, stride, k, cur);
