@@ -56,6 +56,10 @@ float* plane_buffer(int64_t count) {
 void prefetch_plane(const float* plane, int64_t count) {
   for (int64_t i = 0; i < count; i += 16) __builtin_prefetch(plane + i);
 }
+// The same for a plane about to be written (out, dx): its lines owned before the stores.
+void prefetch_plane_for_writing(float* plane, int64_t count) {
+  for (int64_t i = 0; i < count; i += 16) __builtin_prefetch(plane + i, 1);
+}
 
 // The split layout of a plane: each row as its even columns, then its odd columns, `half`
 // values each. A tile at column 2 tx reads even[tx], odd[tx], even[tx + 1], odd[tx + 1]: four
@@ -334,9 +338,10 @@ void transform_outputs(const Conv2dGeometry& g, const TileGrid& t, const float* 
   const int64_t tiles = count * t.per_image(), l = t.oh * t.ow;
   parallel_for(count * g.out_channels, grain_for(kPoints * t.per_image()), [&](int64_t bo) {
     const int64_t b = bo / g.out_channels, co = bo % g.out_channels;
+    float* plane = out + ((first + b) * g.out_channels + co) * l;
+    if (bo + 1 < count * g.out_channels) prefetch_plane_for_writing(plane + l, l);
     transform_output_plane(t, m + co * tiles + b * t.per_image(), point_stride(g.out_channels, tiles),
-                           bias != nullptr ? bias[co] : 0.0f, out + ((first + b) * g.out_channels + co) * l,
-                           plane_buffer(4 * t.tw));
+                           bias != nullptr ? bias[co] : 0.0f, plane, plane_buffer(4 * t.tw));
   });
 }
 
@@ -365,12 +370,14 @@ void transform_grads(const Conv2dGeometry& g, const TileGrid& t, const float* do
 
 void transform_input_grads(const Conv2dGeometry& g, const TileGrid& t, const float* dv, int64_t first, int64_t count,
                            float* dx) {
-  const int64_t tiles = count * t.per_image(), row = 2 * (t.tw + 1);
+  const int64_t tiles = count * t.per_image(), row = 2 * (t.tw + 1), size = g.in_h * g.in_w;
   // Each (image, channel) plane of dx is written by one iteration only.
   parallel_for(count * g.in_channels, grain_for(kPoints * t.per_image()), [&](int64_t bc) {
     const int64_t b = bc / g.in_channels, c = bc % g.in_channels;
-    transform_input_grad_plane(g, t, dv + c * tiles + b * t.per_image(), point_stride(g.in_channels, tiles),
-                               dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w, plane_buffer(8 * row));
+    float* plane = dx + ((first + b) * g.in_channels + c) * size;
+    if (bc + 1 < count * g.in_channels) prefetch_plane_for_writing(plane + size, size);
+    transform_input_grad_plane(g, t, dv + c * tiles + b * t.per_image(), point_stride(g.in_channels, tiles), plane,
+                               plane_buffer(8 * row));
   });
 }
 
