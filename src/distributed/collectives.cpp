@@ -80,23 +80,25 @@ class Divided {
   }
   // staging (count) = own[begin, begin + count) / divisor
   const float* send_piece(size_t begin, size_t count, float* staging) const {
+    const float d = divisor_;  // a local: the stores below could alias a member
     each_stretch(begin, count, [&](const float* own, size_t at, size_t n) {
       float* to = staging + at;
       if (own == nullptr) std::fill(to, to + n, 0.0f);
       else
-        for (size_t i = 0; i < n; ++i) to[i] = own[i] / divisor_;
+        for (size_t i = 0; i < n; ++i) to[i] = own[i] / d;
     });
     return staging;
   }
   // out[begin, begin + count) = own / divisor + received
   void add(size_t begin, size_t count, const float* received) const {
+    const float d = divisor_;
     each_stretch(begin, count, [&](const float* own, size_t at, size_t n) {
       float* sum = out_ + begin + at;
       const float* from = received + at;
       if (own == nullptr)
         for (size_t i = 0; i < n; ++i) sum[i] = 0.0f + from[i];  // the bits of a zero-filled bucket's sum
       else
-        for (size_t i = 0; i < n; ++i) sum[i] = own[i] / divisor_ + from[i];
+        for (size_t i = 0; i < n; ++i) sum[i] = own[i] / d + from[i];
     });
   }
 
