@@ -1,25 +1,11 @@
 #pragma once
 // Plain loops behind the broadcasting ops: no autograd, no allocation beyond index state.
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/parallel_for.hpp"
 #include "minidl/tensor/shape.hpp"
 
 namespace minidl::kernels {
-
-/// rows (m, n) = m copies of row (n). Whole 16-float runs are copied as fixed-size moves the
-/// compiler inlines: std::copy_n's memmove call per 64-value row cost more than the copy
-/// (2% of the lesson's time, 576 calls a step).
-inline void copy_to_rows(float* rows, const float* row, int64_t m, int64_t n) {
-  constexpr int64_t kRun = 16;
-  const int64_t whole = n / kRun * kRun;
-  for (int64_t i = 0; i < m; ++i) {
-    float* to = rows + i * n;
-    for (int64_t j = 0; j < whole; j += kRun) std::memcpy(to + j, row + j, kRun * sizeof(float));
-    for (int64_t j = whole; j < n; ++j) to[j] = row[j];
-  }
-}
 
 /// Strides (in elements) for reading a contiguous tensor of `shape` as if it had the
 /// broadcast shape `out` (0 along expanded dims). `shape` is aligned to the right.

@@ -168,7 +168,9 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
   Tensor out = Tensor::empty({d.m, d.n});  // (N, out)
   float beta = 0.0f;
   if (bias.defined()) {  // each row starts as the bias; sgemm adds x W^T onto it
-    kernels::copy_to_rows(out.data(), bias.data(), d.m, d.n);
+    const float* b = bias.data();
+    float* rows = out.data();  // (N, out)
+    for (int64_t i = 0; i < d.m; ++i) std::copy_n(b, d.n, rows + i * d.n);
     beta = 1.0f;
   }
   kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), beta, out.data());
