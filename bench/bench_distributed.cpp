@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cxxopts.hpp>
 #include <thread>
 
@@ -97,6 +98,139 @@ void report(const Options& o, Norm norm, bool bucket_view) {
         ddp.buckets().size());
 }
 
+// The average as DistributedDataParallel makes it, gradients (elsewhere) into a bucket:
+// divided into the bucket in a pass of its own, then summed, against all_reduce_divided,
+// which divides in the ring as it reads them; medians of 9 each.
+void report_averaging(const std::vector<float>& gradients) {
+  std::vector<float> bucket(gradients.size());
+  const float ranks = float(dist::world_size());
+  const auto timed = [](const auto& collective) {
+    dist::barrier();
+    const auto start = bench::Clock::now();
+    collective();
+    return bench::seconds_since(start);
+  };
+  const dist::Segment whole{gradients.data(), gradients.size()};
+  std::vector<double> separate, folded;
+  for (int round = 0; round < 11; ++round) {
+    const double a = timed([&] {
+      for (size_t i = 0; i < gradients.size(); ++i) bucket[i] = gradients[i] / ranks;
+      dist::all_reduce(std::span<float>(bucket));
+    });
+    const double b = timed([&] { dist::all_reduce_divided(std::span(&whole, 1), std::span<float>(bucket), ranks); });
+    if (round >= 2) {
+      separate.push_back(a);
+      folded.push_back(b);
+    }
+  }
+  if (dist::rank() == 0)
+    std::printf(
+        "average of %.1f MB on %d ranks into a bucket: divide pass + allreduce %.1f ms, all_reduce_divided "
+        "%.1f ms (%.2fx)\n",
+        double(gradients.size()) * 4e-6, dist::world_size(), median(separate) * 1e3, median(folded) * 1e3,
+        median(folded) / median(separate));
+}
+
+// An MPI-3 shared-memory window per rank of one machine (MPI_Win_allocate_shared), holding
+// that rank's bucket: the alternative to the ring measured against it.
+struct SharedBuckets {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Win window = MPI_WIN_NULL;
+  std::vector<float*> buckets;  // (ranks) every rank's bucket, mapped into this process
+
+  explicit SharedBuckets(size_t floats) {
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int ranks = 0;
+    MPI_Comm_size(node, &ranks);
+    float* mine = nullptr;
+    MPI_Win_allocate_shared(MPI_Aint(floats * sizeof(float)), int(sizeof(float)), MPI_INFO_NULL, node, &mine, &window);
+    for (int k = 0; k < ranks; ++k) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      float* base = nullptr;
+      MPI_Win_shared_query(window, k, &size, &unit, &base);
+      buckets.push_back(base);
+    }
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+  }
+  ~SharedBuckets() {
+    MPI_Win_unlock_all(window);
+    MPI_Win_free(&window);
+    MPI_Comm_free(&node);
+  }
+  SharedBuckets(const SharedBuckets&) = delete;
+  SharedBuckets& operator=(const SharedBuckets&) = delete;
+  void sync() const {  // every rank's writes so far visible to every rank
+    MPI_Win_sync(window);
+    MPI_Barrier(node);
+    MPI_Win_sync(window);
+  }
+};
+
+// The average through the shared window: each rank sums its block (in the ring's order,
+// from the block's own rank on, so the bits are the ring's), reading every rank's bucket,
+// into its own bucket; then copies the other blocks from their owners. With the gradients
+// already in the window (written there by the backward), and copied in divided first (as
+// when zero_grad drops them and the backward writes new tensors).
+void report_shared_window(const std::vector<float>& gradients) {
+  const int p = dist::world_size(), r = dist::rank();
+  const size_t n = gradients.size(), width = (n + size_t(p) - 1) / size_t(p);
+  const float ranks = float(p);
+  SharedBuckets shared(n);
+  if (shared.buckets.size() != size_t(p)) return;  // ranks on several machines: the ring only
+  float* mine = shared.buckets[size_t(r)];
+  const auto block_of = [&](int b) { return std::min(n, width * size_t(b)); };
+  const auto average = [&](bool divided_in) {  // divided_in: the bucket holds gradients / ranks
+    const size_t begin = block_of(r), end = block_of(r + 1), chunk = 4096;
+    for (size_t at = begin; at < end; at += chunk) {  // a chunk at a time, summed while in cache
+      const size_t count = std::min(chunk, end - at);
+      float* sum = mine + at;
+      if (!divided_in)
+        for (size_t i = 0; i < count; ++i) sum[i] /= ranks;
+      for (int j = 1; j < p; ++j) {
+        const float* v = shared.buckets[size_t((r + j) % p)] + at;
+        if (divided_in)
+          for (size_t i = 0; i < count; ++i) sum[i] += v[i];
+        else
+          for (size_t i = 0; i < count; ++i) sum[i] += v[i] / ranks;
+      }
+    }
+    shared.sync();
+    for (int k = 0; k < p; ++k)
+      if (k != r)
+        std::memcpy(mine + block_of(k), shared.buckets[size_t(k)] + block_of(k),
+                    (block_of(k + 1) - block_of(k)) * sizeof(float));
+    shared.sync();
+  };
+  std::vector<double> in_window, copied_in;
+  for (int round = 0; round < 11; ++round) {
+    std::copy(gradients.begin(), gradients.end(), mine);
+    dist::barrier();
+    auto start = bench::Clock::now();
+    average(false);
+    const double a = bench::seconds_since(start);
+    dist::barrier();
+    start = bench::Clock::now();
+    for (size_t i = 0; i < n; ++i) mine[i] = gradients[i] / ranks;
+    shared.sync();
+    average(true);
+    const double b = bench::seconds_since(start);
+    if (round >= 2) {
+      in_window.push_back(a);
+      copied_in.push_back(b);
+    }
+  }
+  std::vector<float> ring(n);
+  const dist::Segment whole{gradients.data(), n};
+  dist::all_reduce_divided(std::span(&whole, 1), std::span<float>(ring), ranks);
+  const bool same = std::equal(ring.begin(), ring.end(), mine);
+  if (r == 0)
+    std::printf(
+        "average of %.1f MB on %d ranks through a shared window: gradients in it %.1f ms, copied in divided "
+        "%.1f ms (%s bits as all_reduce_divided)\n",
+        double(n) * 4e-6, p, median(in_window) * 1e3, median(copied_in) * 1e3, same ? "the same" : "other");
+}
+
 // The gradient buffer's allreduce alone: minidl's all_reduce (a ring from 256 KiB on),
 // MPI_Allreduce as the MPI library chooses, and the non-blocking MPI_Iallreduce an overlap
 // with the backward would start (waited for at once: its cost with nothing to hide it
@@ -133,6 +267,8 @@ void report_allreduce(const Options& o) {
         "%.1f ms\n",
         double(floats) * 4e-6, dist::world_size(), median(ours) * 1e3, median(blocking) * 1e3,
         median(ours) / median(blocking), median(nonblocking) * 1e3);
+  report_averaging(values);
+  report_shared_window(values);
 }
 
 }  // namespace

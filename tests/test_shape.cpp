@@ -1,7 +1,6 @@
 // Shape: a vector of extents that keeps small ranks in itself. Each operation against
 // std::vector<int64_t> doing the same, at ranks inside the inline capacity and past it.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "minidl/tensor/shape.hpp"

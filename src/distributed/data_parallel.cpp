@@ -135,15 +135,25 @@ void DistributedDataParallel::reduce_gradients() {
     return;
   }
   const float ranks = float(world_size());
+  std::vector<Segment> gradients;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const std::vector<size_t>& bucket = buckets_[b];
     float* flat = options_.gradient_as_bucket_view ? bucket_views_[b].front().data() : bucket_.data();
     int64_t at = 0;
-    for (size_t i : bucket) {
-      copy_divided(parameters_[i].grad(), ranks, flat + at, parameters_[i].numel());
-      at += parameters_[i].numel();
+    if (alone) {
+      for (size_t i : bucket) {
+        copy_divided(parameters_[i].grad(), ranks, flat + at, parameters_[i].numel());
+        at += parameters_[i].numel();
+      }
+    } else {  // the division is made inside the allreduce, reading each gradient once
+      gradients.clear();
+      for (size_t i : bucket) {
+        const Tensor& g = parameters_[i].grad();
+        gradients.push_back({g.defined() ? g.data() : nullptr, size_t(parameters_[i].numel())});
+        at += parameters_[i].numel();
+      }
+      all_reduce_divided(gradients, std::span<float>(flat, size_t(at)), ranks);
     }
-    if (!alone) all_reduce(std::span<float>(flat, size_t(at)), ReduceOp::Sum);
     at = 0;
     for (size_t j = 0; j < bucket.size(); ++j) {
       Tensor& p = parameters_[bucket[j]];

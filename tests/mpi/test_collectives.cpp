@@ -91,3 +91,81 @@ TEST_CASE("all_reduce of large buffers sums exactly and leaves every rank the sa
     for (double v : wide) REQUIRE(v == n * (n - 1) / 2.0);
   }
 }
+
+namespace {
+
+// Rank k's value i: order-dependent when summed (no two ranks' values share a scale).
+float value_of(int k, size_t i) { return 1.0f / float(3 + k + int(i % 101)) + float(i % 7); }
+
+// The ring's order for element i of n: block b = i / ceil(n / N) is summed starting from
+// rank b's value, then b + 1's, and so on around the ring.
+float ring_order_sum(size_t n, size_t i, float divisor) {
+  const int p = dist::world_size();
+  const size_t width = (n + size_t(p) - 1) / size_t(p);
+  const int b = int(i / width);
+  float sum = value_of(b, i) / divisor;
+  for (int j = 1; j < p; ++j) sum += value_of((b + j) % p, i) / divisor;
+  return sum;
+}
+
+}  // namespace
+
+// Sizes below the ring's 256 KiB (MPI_Allreduce, divided first), fewer elements than ranks
+// (empty blocks), and ring sizes that split unevenly, into several 128 KiB pieces and (4
+// ranks) into blocks smaller than a piece; divisors that are and are not the rank count.
+TEST_CASE("all_reduce_divided gives the bits of dividing, then summing, on every rank", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  for (size_t size :
+       {size_t(1), size_t(3), size_t(1001), size_t(65535), size_t(65536), size_t(70001), size_t(300007)}) {
+    for (float divisor : {float(n), 3.0f}) {
+      std::vector<float> folded(size), reference(size);
+      for (size_t i = 0; i < size; ++i) {
+        folded[i] = value_of(r, i);
+        reference[i] = value_of(r, i) / divisor;
+      }
+      dist::all_reduce_divided(std::span<float>(folded), divisor);
+      dist::all_reduce(std::span<float>(reference));
+      REQUIRE(folded == reference);  // bit for bit: the same order as a sum of divided values
+      std::vector<float> root = folded;
+      dist::broadcast(std::span<float>(root));
+      REQUIRE(root == folded);  // every rank the same bits
+      const bool ring = n > 1 && size * sizeof(float) >= 256 * 1024;
+      if (ring || n <= 2)  // the order is known (two values sum the same either way round)
+        for (size_t i = 0; i < size; ++i) REQUIRE(folded[i] == ring_order_sum(size, i, divisor));
+    }
+  }
+}
+
+// DistributedDataParallel's use: the gradients, one segment each (null: no gradient, zeros),
+// elsewhere than the bucket it sums into, cut where pieces and blocks are not.
+TEST_CASE("all_reduce_divided reads segments, null ones as zeros, into a separate output", "[mpi]") {
+  const int r = dist::rank(), n = dist::world_size();
+  for (size_t size : {size_t(100), size_t(300007)}) {
+    std::vector<float> values(size);
+    for (size_t i = 0; i < size; ++i) values[i] = value_of(r, i);
+    // Segments of sizes 0, 1, 7, 3 * size / 10 - 8 (null), the rest; an empty one between.
+    const size_t third = 3 * size / 10;
+    const std::vector<dist::Segment> segments{{values.data(), 0},         {values.data(), 1},
+                                              {values.data() + 1, 7},     {nullptr, third - 8},
+                                              {values.data() + third, 0}, {values.data() + third, size - third}};
+    std::vector<float> out(size, -1.0f), reference(size);
+    for (size_t i = 0; i < size; ++i) reference[i] = i >= 8 && i < third ? 0.0f : values[i] / float(n);
+    dist::all_reduce_divided(segments, std::span<float>(out), float(n));
+    dist::all_reduce(std::span<float>(reference));
+    REQUIRE(out == reference);
+    for (size_t i = 0; i < size; ++i) REQUIRE(values[i] == value_of(r, i));  // the input is only read
+  }
+}
+
+TEST_CASE("all_reduce_divided refuses segments that do not add up to its output and counts one call", "[mpi]") {
+  std::vector<float> values(5, 1.0f), out(6);
+  const std::vector<dist::Segment> segments{{values.data(), 5}};
+  REQUIRE_THROWS_WITH(dist::all_reduce_divided(segments, std::span<float>(out), 2.0f),
+                      "all_reduce_divided: the segments hold 5 floats, the output 6");
+  dist::reset_traffic();
+  dist::all_reduce_divided(segments, std::span<float>(out.data(), 5), 2.0f);
+  dist::all_reduce_divided(std::span<float>(), 2.0f);  // empty: no call
+  REQUIRE(dist::traffic().collectives == 1);
+  REQUIRE(dist::traffic().bytes == 5 * 4);
+  for (size_t i = 0; i < 5; ++i) REQUIRE(out[i] == float(dist::world_size()) / 2.0f);
+}

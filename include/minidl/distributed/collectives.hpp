@@ -21,6 +21,25 @@ void all_reduce(const Tensor& tensor, ReduceOp op = ReduceOp::Sum);
 void all_reduce(std::span<float> values, ReduceOp op = ReduceOp::Sum);
 void all_reduce(std::span<double> values, ReduceOp op = ReduceOp::Sum);
 
+/// A stretch of all_reduce_divided's input: `size` floats at `data`, or `size` zeros when
+/// data is null (a parameter without a gradient).
+struct Segment {
+  const float* data = nullptr;
+  size_t size = 0;
+};
+
+/// out = the sum over ranks of in / divisor, where in is the segments one after another
+/// (their sizes add up to out.size(), the same on every rank): each rank's values divided
+/// before they are summed, the order of PyTorch DDP's average (divide, then sum), with the
+/// bits of dividing into out, then all_reduce(out, Sum). The division costs no pass over
+/// memory of its own: from 256 KiB on every input float is read once, inside the ring (as it
+/// is sent or added to), and every output float written once. A segment may be out's own
+/// memory at its own place (in place); otherwise in and out must not overlap. Throws when
+/// the segments' sizes do not add up to out's.
+void all_reduce_divided(std::span<const Segment> in, std::span<float> out, float divisor);
+/// In place: values = the sum over ranks of values / divisor.
+void all_reduce_divided(std::span<float> values, float divisor);
+
 /// Every rank's tensor takes root's values.
 void broadcast(const Tensor& tensor, int root = 0);
 void broadcast(std::span<float> values, int root = 0);

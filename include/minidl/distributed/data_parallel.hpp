@@ -42,8 +42,9 @@ class DistributedDataParallel : public nn::Module {
   std::string type_name() const override { return "DistributedDataParallel"; }
 
   /// Replaces every parameter's gradient by its average over the ranks, one allreduce per
-  /// bucket: each gradient divided by world_size() as it is copied into the bucket, then
-  /// summed (PyTorch's order). A parameter without a gradient on this rank counts as zeros.
+  /// bucket (all_reduce_divided): each gradient divided by world_size() where the allreduce
+  /// first reads it, then summed (PyTorch's order), into the bucket. A parameter without a
+  /// gradient on this rank counts as zeros.
   void reduce_gradients();
 
   nn::Module& module() const { return *module_; }
