@@ -7,6 +7,7 @@
 
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
+#include "support/difference.hpp"
 #include "support/digits_cli.hpp"
 
 using namespace minidl;
@@ -38,11 +39,11 @@ Outputs train(const DigitsScratch& s, const std::string& tag, std::vector<std::s
 }
 
 void require_identical(const Outputs& a, const Outputs& b) {
-  CHECK(a.curves == b.curves);
+  CHECK(testing::bytes_difference(a.curves, b.curves) == "");
   for (size_t i = 0; i < kNorms.size(); ++i) {
     INFO("checkpoint " << kNorms[i]);
     CHECK(a.checkpoints[i].size() > 100);
-    CHECK(a.checkpoints[i] == b.checkpoints[i]);
+    CHECK(testing::bytes_difference(a.checkpoints[i], b.checkpoints[i]) == "");
   }
 }
 
