@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli.hpp"
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/conv2d_path.hpp"
 #include "lesson/cnn.hpp"
@@ -195,7 +196,7 @@ void bench_paths(int repeats) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   cxxopts::Options options("bench_conv", "Conv2d and the digits' CNN: timings for docs/benchmarks.md.");
   options.add_options()("what", "layer, cnn, tiny or paths", cxxopts::value<std::string>()->default_value("layer"))(
       "norm", "cnn: comma list of norms", cxxopts::value<std::string>()->default_value("none,batch,group"))(
@@ -209,9 +210,9 @@ int main(int argc, char** argv) {
     std::cout << options.help() << "\n";
     return 0;
   }
-  set_num_threads(args["threads"].as<int>());
+  set_num_threads(bench::at_least(args, "threads", 1));
   const std::string what = args["what"].as<std::string>();
-  const int repeats = args["repeats"].as<int>();
+  const int repeats = bench::at_least(args, "repeats", 1);
   const std::string path = args["path"].as<std::string>();
   if (path == "im2col") kernels::force_conv2d_path(kernels::Conv2dPath::Im2col);
   else if (path == "winograd") kernels::force_conv2d_path(kernels::Conv2dPath::Winograd);
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
     bench_layer(repeats);
   } else if (what == "cnn") {
     std::stringstream list(args["norm"].as<std::string>());
-    for (std::string name; std::getline(list, name, ',');) bench_cnn(name, repeats, args["steps"].as<int>());
+    for (std::string name; std::getline(list, name, ',');) bench_cnn(name, repeats, bench::at_least(args, "steps", 1));
   } else if (what == "tiny") {
     bench_tiny(repeats);
   } else if (what == "paths") {
@@ -232,4 +233,9 @@ int main(int argc, char** argv) {
     std::cerr << "bench_conv: --what must be layer, cnn, tiny or paths, got " << what << "\n";
     return 2;
   }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return minidl::bench::run_program("bench_conv", [&] { return run(argc, argv); });
 }

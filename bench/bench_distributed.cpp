@@ -16,6 +16,7 @@
 #include <cxxopts.hpp>
 #include <thread>
 
+#include "cli.hpp"
 #include "minidl/distributed/collectives.hpp"
 #include "minidl/distributed/data_parallel.hpp"
 #include "minidl/distributed/environment.hpp"
@@ -283,16 +284,31 @@ int main(int argc, char** argv) {
         "norm", "none, batch, sync or all", cxxopts::value<std::string>()->default_value("all"))(
         "batch", "the global batch, split across the ranks", cxxopts::value<std::string>()->default_value("512"))(
         "allreduce", "time the gradient buffer's allreduce alone: minidl's against MPI_Allreduce")(
-        "copy-gradients", "gradients copied out of the buckets (default: gradient_as_bucket_view)");
-    const auto args = cli.parse(argc, argv);
+        "copy-gradients", "gradients copied out of the buckets (default: gradient_as_bucket_view)")("help",
+                                                                                                    "show this help");
     Options o;
-    o.steps = std::stoi(args["steps"].as<std::string>());
-    o.batch = std::stoi(args["batch"].as<std::string>());
-    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    set_num_threads(args.count("threads") ? std::stoi(args["threads"].as<std::string>())
-                                          : std::max(1, cores / dist::local_size()));
-    if (o.batch < 1 || o.batch % dist::world_size() != 0)
-      throw Error(cat("--batch must be a positive multiple of the ", dist::world_size(), " ranks, got ", o.batch));
+    int threads = 0;
+    cxxopts::ParseResult args;
+    try {  // bad usage: one line from every rank and exit code 2, as the other programs
+      args = cli.parse(argc, argv);
+      if (args.count("help")) {
+        if (dist::rank() == 0) std::printf("%s\n", cli.help().c_str());
+        return 0;
+      }
+      o.steps = int(bench::whole_number("--steps", args["steps"].as<std::string>(), 1));
+      o.batch = bench::whole_number("--batch", args["batch"].as<std::string>(), 1);
+      const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+      threads = args.count("threads") ? int(bench::whole_number("--threads", args["threads"].as<std::string>(), 1))
+                                      : std::max(1, cores / dist::local_size());
+      const std::string norm = args["norm"].as<std::string>();
+      if (norm != "all" && norm != "none" && norm != "batch" && norm != "sync")
+        throw UsageError(cat("--norm must be none, batch, sync or all, got ", norm));
+      if (o.batch % dist::world_size() != 0)
+        throw UsageError(cat("--batch must be a multiple of the ", dist::world_size(), " ranks, got ", o.batch));
+    } catch (const std::exception& e) {
+      dist::abort_run("bench_distributed", cat("error: ", e.what(), " (see bench_distributed --help)"), 2);
+    }
+    set_num_threads(threads);
     if (args.count("allreduce")) {
       report_allreduce(o);
       return 0;

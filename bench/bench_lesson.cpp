@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cli.hpp"
 #include "gemm_log.hpp"
 #include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
@@ -66,7 +67,7 @@ std::pair<double, double> recorder_cost(const data::DigitsSplit& data, lesson::N
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   cxxopts::Options options("bench_lesson", "The lesson's runs against their GEMM floor, single thread.");
   options.add_options()("norm", "comma list of runs", cxxopts::value<std::string>()->default_value("none,batch,layer"))(
       "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
@@ -83,7 +84,10 @@ int main(int argc, char** argv) {
     std::cout << options.help() << "\n";
     return 0;
   }
-  set_num_threads(args["threads"].as<int>());
+  set_num_threads(bench::at_least(args, "threads", 1));
+  const int repeats = bench::at_least(args, "repeats", 1);
+  const int64_t batch_size = bench::at_least<int64_t>(args, "batch-size", 1),
+                epochs = bench::at_least<int64_t>(args, "epochs", 1);
   const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
   Figures total;
   std::vector<kernels::GemmCall> all_calls;
@@ -91,9 +95,9 @@ int main(int argc, char** argv) {
   for (std::string name; std::getline(list, name, ',');) {
     lesson::TrainOptions train;
     train.norm = lesson::parse_norm(name);
-    train.batch_size = args["batch-size"].as<int64_t>();
-    train.epochs = args["epochs"].as<int64_t>();
-    const Figures f = measure(data, train, args["repeats"].as<int>(), all_calls);
+    train.batch_size = batch_size;
+    train.epochs = epochs;
+    const Figures f = measure(data, train, repeats, all_calls);
     print(name, f);
     total.run.wall += f.run.wall;
     total.run.cpu += f.run.cpu;
@@ -111,7 +115,7 @@ int main(int argc, char** argv) {
   double total_off = 0.0, total_on = 0.0;
   std::stringstream again(args["norm"].as<std::string>());
   for (std::string name; std::getline(again, name, ',');) {
-    const auto [off, on] = recorder_cost(data, lesson::parse_norm(name), args["repeats"].as<int>(), every);
+    const auto [off, on] = recorder_cost(data, lesson::parse_norm(name), repeats, every);
     std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", name.c_str(), off * 1e3,
                 static_cast<long long>(every), on * 1e3, on / off);
     total_off += off;
@@ -119,4 +123,9 @@ int main(int argc, char** argv) {
   }
   std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", "lesson", total_off * 1e3,
               static_cast<long long>(every), total_on * 1e3, total_on / total_off);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return minidl::bench::run_program("bench_lesson", [&] { return run(argc, argv); });
 }

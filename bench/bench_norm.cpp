@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli.hpp"
 #include "minidl/minidl.hpp"
 #include "timing.hpp"
 
@@ -111,7 +112,7 @@ Shape parse_shape(const std::string& text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   cxxopts::Options options("bench_norm", "Norm layers' forward + backward bandwidth against a plain copy.");
   options.add_options()("repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("20"))(
       "shapes", "comma list of shapes, each dims joined by x",
@@ -123,8 +124,8 @@ int main(int argc, char** argv) {
     std::cout << options.help() << "\n";
     return 0;
   }
-  set_num_threads(args["threads"].as<int>());
-  const int repeats = args["repeats"].as<int>();
+  set_num_threads(bench::at_least(args, "threads", 1));
+  const int repeats = bench::at_least(args, "repeats", 1);
   std::vector<Shape> shapes;  // all parsed before any runs: a typo fails at once
   try {
     std::stringstream list(args["shapes"].as<std::string>());
@@ -134,4 +135,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const Shape& shape : shapes) run_shape(shape, repeats);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return minidl::bench::run_program("bench_norm", [&] { return run(argc, argv); });
 }

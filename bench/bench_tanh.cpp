@@ -9,6 +9,7 @@
 #include <cxxopts.hpp>
 #include <vector>
 
+#include "cli.hpp"
 #include "kernels/tanh.hpp"
 #include "kernels/tanh_isa.hpp"
 #include "timing.hpp"
@@ -56,7 +57,7 @@ void sweep_all_floats() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   cxxopts::Options options("bench_tanh", "tanh: ns a value per build, and its error over every float");
   options.add_options()("repeats", "timed repeats", cxxopts::value<int>()->default_value("200"))(
       "all-floats", "measure the error over every float in [0, 11]")("h,help", "this help");
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
   if (minidl::kernels::cpu_has_avx512()) builds.push_back({"minidl, AVX-512 build", minidl::kernels::tanh_span_avx512});
 #endif
   std::vector<double> best(builds.size(), 1e30);
-  const int repeats = args["repeats"].as<int>();
+  const int repeats = minidl::bench::at_least(args, "repeats", 1);
   for (int r = 0; r < repeats; ++r)  // in turn, so the machine's load touches each alike
     for (size_t b = 0; b < builds.size(); ++b) {
       const minidl::bench::Timing t = minidl::bench::best_timing(1, [&] { builds[b].span(y.data(), x.data(), n); });
@@ -90,4 +91,8 @@ int main(int argc, char** argv) {
                 best[b] / best[0]);
   if (args.count("all-floats")) sweep_all_floats();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return minidl::bench::run_program("bench_tanh", [&] { return run(argc, argv); });
 }

@@ -4,6 +4,7 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
+#include "cli.hpp"
 #include "minidl/minidl.hpp"
 #include "timing.hpp"
 
@@ -50,7 +51,7 @@ double report(int threads, const WideOptions& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   cxxopts::Options options("bench_wide", "Time per SGD step of a wide tanh net against its GEMM floor.");
   options.add_options()("steps", "steps timed, each beside a replay of its sgemm calls (the best of each counts)",
                         cxxopts::value<int>()->default_value("60"))(
@@ -62,12 +63,19 @@ int main(int argc, char** argv) {
     return 0;
   }
   WideOptions o;
-  o.steps = args["steps"].as<int>();
+  o.steps = bench::at_least(args, "steps", 1);
   std::printf("wide net: depth %lld, width %lld, batch %lld, best of %d steps\n", static_cast<long long>(o.depth),
               static_cast<long long>(o.width), static_cast<long long>(o.batch), o.steps);
   const auto thread_counts = args["threads"].as<std::vector<int>>();
+  for (int threads : thread_counts)
+    if (threads < 1) throw UsageError(cat("--threads must list counts of at least 1, got ", threads));
   std::vector<double> per_step;
   for (int threads : thread_counts) per_step.push_back(report(threads, o));
   for (size_t i = 1; i < per_step.size(); ++i)
     std::printf("%d threads are %.2fx faster than %d\n", thread_counts[i], per_step[0] / per_step[i], thread_counts[0]);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return minidl::bench::run_program("bench_wide", [&] { return run(argc, argv); });
 }

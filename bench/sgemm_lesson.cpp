@@ -13,8 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "gemm_log.hpp"
 
 namespace {
@@ -45,13 +47,14 @@ void replay(const minidl::bench::GemmLog& log, const std::vector<Buffer>& buffer
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: sgemm_lesson LOG [repeats]\n");
-    return 2;
-  }
-  try {
+  return minidl::bench::run_program("sgemm_lesson", [&] {
+    if (argc == 2 && std::string(argv[1]) == "--help") {
+      std::printf("usage: sgemm_lesson LOG [repeats]: replays LOG's sgemm calls (bench_lesson --record-gemm)\n");
+      return 0;
+    }
+    if (argc < 2 || argc > 3) throw minidl::UsageError("usage: sgemm_lesson LOG [repeats]");
+    const int repeats = argc == 3 ? int(minidl::bench::whole_number("repeats", argv[2], 1)) : 1;
     const minidl::bench::GemmLog log = minidl::bench::read_gemm_log(argv[1]);
-    const int repeats = argc == 3 ? std::max(1, std::atoi(argv[2])) : 1;
     // Denormals are zero: the filler values, chained through thousands of products, would
     // shrink into denormals, which the lesson never meets (see bench/timing.hpp).
     _mm_setcsr(_mm_getcsr() | 0x8040);
@@ -65,8 +68,6 @@ int main(int argc, char** argv) {
     }
     std::printf("sgemm_lesson %zu sgemm on %zu buffers: best pass %.1f ms\n", log.calls.size(), buffers.size(),
                 best * 1e3);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sgemm_lesson: %s\n", e.what());
-    return 1;
-  }
+    return 0;
+  });
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "data/digits.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ struct Options {
   std::string norms = "none,batch,layer";
   int64_t batch_size = 64, epochs = 5;
   int repeats = 0;
+  bool help = false;
 };
 
 torch::Tensor to_torch(const minidl::Tensor& t, torch::Dtype dtype) {
@@ -78,32 +80,47 @@ int64_t run(const Split& s, const std::string& norm, const Options& o, bool verb
 }
 
 Options parse(int argc, char** argv) {
+  using minidl::bench::whole_number;
   Options o;
+  if (argc == 2 && std::string(argv[1]) == "--help") {
+    o.help = true;
+    return o;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--threads") o.threads = std::atoi(value.c_str());
+    if (flag == "--threads") o.threads = int(whole_number(flag, value, 1));
     else if (flag == "--norm") o.norms = value;
-    else if (flag == "--batch-size") o.batch_size = std::atoll(value.c_str());
-    else if (flag == "--epochs") o.epochs = std::atoll(value.c_str());
-    else if (flag == "--repeats") o.repeats = std::atoi(value.c_str());
-    else throw std::invalid_argument("torch_lesson: unknown option " + flag);
+    else if (flag == "--batch-size") o.batch_size = whole_number(flag, value, 1);
+    else if (flag == "--epochs") o.epochs = whole_number(flag, value, 1);
+    else if (flag == "--repeats") o.repeats = int(whole_number(flag, value, 0));
+    else
+      throw minidl::UsageError("unknown option " + flag +
+                               " (the options: --threads, --norm, --batch-size, --epochs, --repeats)");
   }
-  if (argc % 2 == 0) throw std::invalid_argument("torch_lesson: an option without a value");
+  if (argc % 2 == 0) throw minidl::UsageError(std::string("the option ") + argv[argc - 1] + " has no value");
   return o;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return minidl::bench::run_program("torch_lesson", [&] {
     const Options o = parse(argc, argv);
+    if (o.help) {
+      std::printf("torch_lesson [--threads N] [--norm none,batch,layer] [--batch-size N] [--epochs N] [--repeats N]\n");
+      return 0;
+    }
     torch::set_num_threads(o.threads);
     const minidl::data::DigitsSplit d = minidl::data::load_digits(MINIDL_DATA_DIR);
     const Split s{to_torch(d.X_train, torch::kFloat32), to_torch(d.y_train, torch::kLong),
                   to_torch(d.X_val, torch::kFloat32), to_torch(d.y_val, torch::kLong)};
     std::vector<std::string> norms;
     std::stringstream list(o.norms);
-    for (std::string name; std::getline(list, name, ',');) norms.push_back(name);
+    for (std::string name; std::getline(list, name, ',');) {
+      if (name != "none" && name != "batch" && name != "layer")
+        throw minidl::UsageError("--norm lists none, batch or layer, got " + name);
+      norms.push_back(name);
+    }
     int64_t steps = 0;
     for (const std::string& norm : norms) steps += run(s, norm, o, true);
     double best = 1e300;
@@ -115,8 +132,6 @@ int main(int argc, char** argv) {
     if (o.repeats > 0)
       std::printf("torch_lesson wall %.1f ms %.1f us/step (%lld steps)\n", best * 1e3, best / double(steps) * 1e6,
                   static_cast<long long>(steps));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
+    return 0;
+  });
 }
