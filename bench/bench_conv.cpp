@@ -217,8 +217,7 @@ int run(int argc, char** argv) {
   if (path == "im2col") kernels::force_conv2d_path(kernels::Conv2dPath::Im2col);
   else if (path == "winograd") kernels::force_conv2d_path(kernels::Conv2dPath::Winograd);
   else if (path != "rule") {
-    std::cerr << "bench_conv: --path must be rule, im2col or winograd, got " << path << "\n";
-    return 2;
+    throw UsageError(cat("--path must be rule, im2col or winograd, got ", path));
   }
   if (what == "layer") {
     bench_layer(repeats);
@@ -230,8 +229,7 @@ int run(int argc, char** argv) {
   } else if (what == "paths") {
     bench_paths(repeats);
   } else {
-    std::cerr << "bench_conv: --what must be layer, cnn, tiny or paths, got " << what << "\n";
-    return 2;
+    throw UsageError(cat("--what must be layer, cnn, tiny or paths, got ", what));
   }
   return 0;
 }

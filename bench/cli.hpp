@@ -38,12 +38,7 @@ int run_program(const char* program, Body&& body) {
 /// `least`.
 template <typename T>
 T at_least(const cxxopts::ParseResult& args, const std::string& option, T least) {
-  T value{};
-  try {
-    value = args[option].as<T>();
-  } catch (const cxxopts::exceptions::exception& e) {  // cxxopts' message names the value only
-    throw UsageError(cat("--", option, ": ", e.what()));
-  }
+  const T value = args[option].as<T>();  // a value that is not a number failed in parse()
   if (value < least) throw UsageError(cat("--", option, " must be at least ", least, ", got ", value));
   return value;
 }
@@ -53,7 +48,7 @@ T at_least(const cxxopts::ParseResult& args, const std::string& option, T least)
 inline int64_t whole_number(const std::string& option, const std::string& text, int64_t least) {
   int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+  if (error != std::errc() || end != text.data() + text.size())
     throw UsageError(cat(option, ": expected a whole number, got \"", text, "\""));
   if (value < least) throw UsageError(cat(option, " must be at least ", least, ", got ", value));
   return value;

@@ -41,8 +41,12 @@ expect 2 "bench_lesson: */missing/digits.csv: cannot open the file*" "$dir/bench
 expect 2 "bench_wide: --steps must be at least 1, got 0 (see bench_wide --help)" "$dir/bench_wide" --steps 0
 expect 2 "bench_wide: --threads must list counts of at least 1, got 0 (see bench_wide --help)" \
   "$dir/bench_wide" --threads 1,0
-expect 2 "bench_conv: --what must be layer, cnn, tiny or paths, got bogus" "$dir/bench_conv" --what bogus
-expect 2 "bench_norm: --shapes: expected dims like 256x64x8x8, got '3xq'" "$dir/bench_norm" --shapes 3xq
+expect 2 "bench_conv: --what must be layer, cnn, tiny or paths, got bogus (see bench_conv --help)" \
+  "$dir/bench_conv" --what bogus
+expect 2 "bench_conv: --path must be rule, im2col or winograd, got fft (see bench_conv --help)" \
+  "$dir/bench_conv" --path fft
+expect 2 "bench_norm: --shapes: expected dims like 256x64x8x8, got '3xq' (see bench_norm --help)" \
+  "$dir/bench_norm" --shapes 3xq
 expect 2 "sgemm_lesson: usage: sgemm_lesson LOG \[repeats\] (see sgemm_lesson --help)" "$dir/sgemm_lesson"
 expect 2 "sgemm_lesson: repeats: expected a whole number, got \"many\" (see sgemm_lesson --help)" \
   "$dir/sgemm_lesson" "$dir/missing.log" many

@@ -182,7 +182,9 @@ TEST_CASE("digits killed at random moments leaves only whole checkpoints, curves
       const std::string reference = s.file("ref_save") + "/" + name;
       const std::string bits = testing::checkpoint_difference(path.string(), reference);
       if (!bits.empty()) WARN("a whole checkpoint that is not the reference's bytes: " << bits);
-      CHECK(testing::checkpoint_difference(path.string(), reference, 1e-3) == "");
+      // The same bytes are whole by themselves: the files are loaded again only when they differ.
+      const std::string not_whole = bits.empty() ? "" : testing::checkpoint_difference(path.string(), reference, 1e-3);
+      CHECK(not_whole == "");
     });
   }
 }
