@@ -78,12 +78,10 @@ int run(int argc, char** argv) {
       cxxopts::value<std::string>())("stats-every", "the recorder's cost: record every N-th step (0: skip)",
                                      cxxopts::value<int64_t>()->default_value("10"))(
       "data", "directory with digits.csv and the split files",
-      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR))("help", "show this help");
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help() << "\n";
-    return 0;
-  }
+      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR));
+  const std::optional<cxxopts::ParseResult> parsed = bench::parse_or_help(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
   set_num_threads(bench::at_least(args, "threads", 1));
   const int repeats = bench::at_least(args, "repeats", 1);
   const int64_t batch_size = bench::at_least<int64_t>(args, "batch-size", 1),

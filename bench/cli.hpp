@@ -8,6 +8,7 @@
 #include <cxxopts.hpp>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "minidl/tensor/error.hpp"
@@ -32,6 +33,16 @@ int run_program(const char* program, Body&& body) {
     std::cerr << program << ": " << e.what() << std::endl;
     return 1;
   }
+}
+
+/// Parses the command line with `options` and a "help" option of its own. With --help it
+/// prints the help and returns nothing: the program then ends with 0.
+inline std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc, char** argv) {
+  options.add_options()("help", "show this help");
+  cxxopts::ParseResult args = options.parse(argc, argv);
+  if (!args.count("help")) return args;
+  std::cout << options.help() << "\n";
+  return std::nullopt;
 }
 
 /// A numeric option's value, refused (UsageError naming the option and the value) below

@@ -131,6 +131,29 @@ def batch1_rows(table, build, repeats, with_torch):
                       f"{torch_us:.1f} us/step", f["us_step"] / torch_us)
 
 
+BY_HAND_LINE = re.compile(r"(\S+)\s+cpu: lesson\s+([\d.]+) ms, by hand\s+([\d.]+) ms, floor\s+([\d.]+) ms \| "
+                          r"lesson/floor ([\d.]+)x, by hand/floor ([\d.]+)x, lesson/by hand ([\d.]+)x \((\d+) steps")
+
+
+def by_hand_rows(table, build, repeats):
+    """The lesson written by hand on the same kernels (bench_lesson_by_hand): the floor of any
+    framework on them, and what the framework's bookkeeping adds to it."""
+    batch1 = ["--batch-size", "1", "--epochs", "1"]
+    cases = ((["--norm", "none,batch,layer"], "lesson", "Lesson (all three)", "ms"),
+             (["--norm", "none"] + batch1, "none", "Batch size 1, no norm", "us/step"),
+             (["--norm", "layer"] + batch1, "layer", "Batch size 1, LayerNorm", "us/step"))
+    for args, key, what, unit in cases:
+        out = run([os.path.join(build, "bench", "bench_lesson_by_hand"), "--repeats", str(repeats)] + args)
+        m = {g.group(1): g for g in map(BY_HAND_LINE.match, out.splitlines()) if g}[key]
+        steps = int(m.group(8))
+        scale = 1.0 if unit == "ms" else 1e3 / steps
+        hand, floor, lesson = (float(m.group(i)) * scale for i in (3, 4, 2))
+        table.add(f"{what} written by hand on the same kernels, no framework / sgemm floor: cpu",
+                  f"{hand:.1f} {unit}", f"sgemm {floor:.1f} {unit}", float(m.group(6)))
+        table.add(f"  {what}, through the framework / written by hand: cpu", f"{lesson:.1f} {unit}",
+                  f"{hand:.1f} {unit}", float(m.group(7)))
+
+
 WIDE_LINE = re.compile(r"threads (\d+): ([\d.]+) ms/step, GEMM floor ([\d.]+) ms/step .*wall ([\d.]+)x, cpu ([\d.]+)x")
 
 
@@ -344,6 +367,7 @@ def main():
         lesson_fig = lesson_rows(table, args.build, repeats, log)
         batch1_rows(table, args.build, max(1, repeats // 2), have_torch)
         process_rows(table, args.build, repeats, log, lesson_fig, have_torch)
+    by_hand_rows(table, args.build, max(1, repeats // 2 + 1))
     wide_rows(table, args.build, 4 if args.quick else 20)
     norm_rows(table, args.build, repeats if args.quick else 4 * repeats, have_torch)
     conv_rows(table, args.build, repeats, have_torch)

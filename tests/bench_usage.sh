@@ -26,10 +26,10 @@ expect() {
   fi
 }
 
-for b in bench_lesson bench_norm bench_conv bench_tanh bench_wide; do
+for b in bench_lesson bench_lesson_by_hand bench_norm bench_conv bench_tanh bench_wide; do
   expect 2 "$b: Option *bogus* does not exist (see $b --help)" "$dir/$b" --bogus
 done
-for b in bench_lesson bench_norm bench_conv bench_tanh; do
+for b in bench_lesson bench_lesson_by_hand bench_norm bench_conv bench_tanh; do
   expect 2 "$b: --repeats must be at least 1, got 0 (see $b --help)" "$dir/$b" --repeats 0
 done
 expect 2 "bench_lesson: Argument *two* failed to parse (see bench_lesson --help)" \
@@ -38,6 +38,10 @@ expect 2 "bench_lesson: --batch-size must be at least 1, got -3 (see bench_lesso
   "$dir/bench_lesson" --batch-size -3
 expect 2 "bench_lesson: unknown norm \"bogus\": choose from none, *" "$dir/bench_lesson" --norm bogus
 expect 2 "bench_lesson: */missing/digits.csv: cannot open the file*" "$dir/bench_lesson" --data "$dir/missing"
+expect 2 "bench_lesson_by_hand: --norm: the hand-written lesson has none, batch and layer, got \"rms\"*" \
+  "$dir/bench_lesson_by_hand" --norm none,rms
+expect 2 "bench_lesson_by_hand: --batch-size must be at least 1, got 0 (see bench_lesson_by_hand --help)" \
+  "$dir/bench_lesson_by_hand" --batch-size 0
 expect 2 "bench_wide: --steps must be at least 1, got 0 (see bench_wide --help)" "$dir/bench_wide" --steps 0
 expect 2 "bench_wide: --threads must list counts of at least 1, got 0 (see bench_wide --help)" \
   "$dir/bench_wide" --threads 1,0

@@ -1,0 +1,164 @@
+// bench_lesson_by_hand: the lesson's runs three ways, timed in turn on one thread: through
+// the framework (lesson::train_run, as digits and bench_lesson run them), written by hand
+// on the same kernels with no framework at all (hand_net.hpp), and their sgemm calls alone
+// (the GEMM floor). lesson / by hand is what the framework's bookkeeping costs; by hand /
+// floor is what the kernels outside sgemm cost, which no framework on these kernels can go
+// below. Both runs of a norm start from the same weights and see the same batches, and
+// their step losses must agree (within kLossTolerance; they do bit for bit, calling the same
+// kernels in the same order): otherwise the hand-written run is not doing the lesson's work,
+// and the program fails (exit 1) instead of printing a floor.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+#include "cli.hpp"
+#include "hand_net.hpp"
+#include "lesson/arch.hpp"
+#include "lesson/train_run.hpp"
+#include "minidl/minidl.hpp"
+#include "timing.hpp"
+
+using namespace minidl;
+
+namespace {
+
+// One run written by hand: train_run's init, batches and evaluations, without its outputs.
+// With product_seconds, the time inside its sgemm calls is added there.
+std::vector<float> hand_run(const data::DigitsSplit& data, const lesson::TrainOptions& o,
+                            double* product_seconds = nullptr) {
+  Generator init(o.seed);
+  std::shared_ptr<nn::Sequential> model = lesson::build_model(o.norm, o.net, o.model, init);
+  bench::HandNet net(*model, std::max(o.batch_size, data.X_train.size(0)));
+  net.time_products(product_seconds);
+  data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
+                          {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  std::vector<float> losses;
+  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+    for (const data::Batch& batch : loader.epoch()) {
+      losses.push_back(net.forward_backward(batch.inputs.data(), batch.targets.data(), batch.inputs.size(0)));
+      net.sgd(float(o.lr));
+    }
+    (void)net.evaluate(data.X_val, data.y_val);
+  }
+  (void)net.evaluate(data.X_train, data.y_train);
+  (void)net.evaluate(data.X_val, data.y_val);
+  return losses;
+}
+
+struct Figures {
+  bench::Timing lesson, by_hand, floor;
+  double in_place = std::numeric_limits<double>::infinity();  // the by-hand run's sgemm calls, timed where they run
+  size_t steps = 0;
+};
+
+void print(const std::string& name, const Figures& f) {
+  std::printf("%-7s sgemm inside the hand-written run, timed call by call: %.1f ms (%.2fx the floor's wall)\n",
+              name.c_str(), f.in_place * 1e3, f.in_place / f.floor.wall);
+  std::printf(
+      "%-7s cpu: lesson %7.1f ms, by hand %7.1f ms, floor %7.1f ms | lesson/floor %.2fx, by hand/floor %.2fx, "
+      "lesson/by hand %.2fx (%zu steps; wall %.2fx, %.2fx, %.2fx)\n",
+      name.c_str(), f.lesson.cpu * 1e3, f.by_hand.cpu * 1e3, f.floor.cpu * 1e3, f.lesson.cpu / f.floor.cpu,
+      f.by_hand.cpu / f.floor.cpu, f.lesson.cpu / f.by_hand.cpu, f.steps, f.lesson.wall / f.floor.wall,
+      f.by_hand.wall / f.floor.wall, f.lesson.wall / f.by_hand.wall);
+}
+
+// The two runs' step losses side by side: the largest difference, relative to the loss.
+double largest_drift(const std::vector<lesson::StepLoss>& curve, const std::vector<float>& losses) {
+  if (curve.size() != losses.size())
+    throw std::runtime_error(cat("the hand-written run took ", losses.size(), " steps, the lesson ", curve.size()));
+  double drift = 0.0;
+  for (size_t i = 0; i < losses.size(); ++i)
+    drift = std::max(drift, std::abs(double(losses[i]) - double(curve[i].loss)) / std::abs(double(curve[i].loss)));
+  return drift;
+}
+
+// Relative: a single float rounding is 6e-8, and the runs make none differently.
+constexpr double kLossTolerance = 1e-6;
+
+Figures measure(const data::DigitsSplit& data, const lesson::TrainOptions& options, int repeats) {
+  Figures f;
+  const lesson::RunResult reference = lesson::train_run(data, options);  // warms the caches too
+  const std::vector<float> losses = hand_run(data, options);
+  f.steps = losses.size();
+  const double drift = largest_drift(reference.curve, losses);
+  if (!(drift <= kLossTolerance))
+    throw std::runtime_error(cat("the hand-written ", lesson::short_name(options.norm), " run's step losses are ",
+                                 drift, " (relative) away from the lesson's, over ", kLossTolerance,
+                                 ": it no longer does the lesson's work"));
+  std::printf("%-7s step losses: the hand-written run within %.1e of the lesson's (relative); last %.6f against %.6f\n",
+              lesson::short_name(options.norm).c_str(), drift, double(losses.back()),
+              double(reference.curve.back().loss));
+  auto lesson_run = [&] { (void)lesson::train_run(data, options); };
+  auto hand = [&] { (void)hand_run(data, options); };
+  const std::vector<kernels::GemmCall> calls = bench::record_gemm_calls(hand);
+  const size_t lesson_calls = bench::record_gemm_calls(lesson_run).size();
+  if (lesson_calls != calls.size())
+    throw std::runtime_error(
+        cat("the hand-written run makes another number of sgemm calls than the lesson's ", lesson_calls));
+  bench::GemmReplay floor(calls);
+  for (int r = 0; r < repeats; ++r) {  // in turn: a change in the machine's load falls on all three
+    const bench::Timing l = bench::best_timing(1, lesson_run), h = bench::best_timing(1, hand),
+                        g = bench::best_timing(1, floor);
+    f.lesson = {std::min(f.lesson.wall, l.wall), std::min(f.lesson.cpu, l.cpu)};
+    f.by_hand = {std::min(f.by_hand.wall, h.wall), std::min(f.by_hand.cpu, h.cpu)};
+    f.floor = {std::min(f.floor.wall, g.wall), std::min(f.floor.cpu, g.cpu)};
+    double in_place = 0.0;
+    (void)hand_run(data, options, &in_place);
+    f.in_place = std::min(f.in_place, in_place);
+  }
+  return f;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  cxxopts::Options options("bench_lesson_by_hand",
+                           "The lesson through the framework, written by hand on the same kernels, and its GEMM "
+                           "floor, single thread.");
+  options.add_options()("norm", "comma list of runs: none, batch, layer",
+                        cxxopts::value<std::string>()->default_value("none,batch,layer"))(
+      "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
+      "batch-size", "examples per step", cxxopts::value<int64_t>()->default_value("64"))(
+      "epochs", "epochs per run", cxxopts::value<int64_t>()->default_value("5"))(
+      "data", "directory with digits.csv and the split files",
+      cxxopts::value<std::string>()->default_value(MINIDL_DATA_DIR));
+  const std::optional<cxxopts::ParseResult> parsed = bench::parse_or_help(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
+  set_num_threads(1);
+  const int repeats = bench::at_least(args, "repeats", 1);
+  const int64_t batch_size = bench::at_least<int64_t>(args, "batch-size", 1),
+                epochs = bench::at_least<int64_t>(args, "epochs", 1);
+  const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
+  Figures total{.lesson = {0.0, 0.0}, .by_hand = {0.0, 0.0}, .floor = {0.0, 0.0}, .in_place = 0.0};
+  std::vector<lesson::NormKind> norms;  // all checked before the first run
+  std::stringstream list(args["norm"].as<std::string>());
+  for (std::string name; std::getline(list, name, ',');) {
+    norms.push_back(lesson::parse_norm(name));
+    if (norms.back() != lesson::NormKind::None && norms.back() != lesson::NormKind::Batch &&
+        norms.back() != lesson::NormKind::Layer)
+      throw UsageError(cat("--norm: the hand-written lesson has none, batch and layer, got \"", name, "\""));
+  }
+  for (const lesson::NormKind norm : norms) {
+    lesson::TrainOptions train;
+    train.norm = norm;
+    train.batch_size = batch_size;
+    train.epochs = epochs;
+    const Figures f = measure(data, train, repeats);
+    print(lesson::short_name(norm), f);
+    for (auto [sum, part] : {std::pair{&total.lesson, f.lesson}, {&total.by_hand, f.by_hand}, {&total.floor, f.floor}})
+      *sum = {sum->wall + part.wall, sum->cpu + part.cpu};
+    total.in_place += f.in_place;
+    total.steps += f.steps;
+  }
+  print("lesson", total);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return minidl::bench::run_program("bench_lesson_by_hand", [&] { return run(argc, argv); });
+}
