@@ -27,13 +27,13 @@ using namespace minidl;
 namespace {
 
 // One run written by hand: train_run's init, batches and evaluations, without its outputs.
-// With product_seconds, the time inside its sgemm calls is added there.
+// With parts, the time of each part is added there.
 std::vector<float> hand_run(const data::DigitsSplit& data, const lesson::TrainOptions& o,
-                            double* product_seconds = nullptr) {
+                            bench::PartSeconds* parts = nullptr) {
   Generator init(o.seed);
   std::shared_ptr<nn::Sequential> model = lesson::build_model(o.norm, o.net, o.model, init);
   bench::HandNet net(*model, std::max(o.batch_size, data.X_train.size(0)));
-  net.time_products(product_seconds);
+  net.time_parts(parts);
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
                           {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
   std::vector<float> losses;
@@ -49,15 +49,24 @@ std::vector<float> hand_run(const data::DigitsSplit& data, const lesson::TrainOp
   return losses;
 }
 
+double sum(const bench::PartSeconds& parts) {
+  double total = 0.0;
+  for (double seconds : parts) total += seconds;
+  return total;
+}
+
 struct Figures {
   bench::Timing lesson, by_hand, floor;
-  double in_place = std::numeric_limits<double>::infinity();  // the by-hand run's sgemm calls, timed where they run
+  bench::PartSeconds parts{};  // the by-hand run timed call by call (the run with the least in total)
   size_t steps = 0;
 };
 
 void print(const std::string& name, const Figures& f) {
-  std::printf("%-7s sgemm inside the hand-written run, timed call by call: %.1f ms (%.2fx the floor's wall)\n",
-              name.c_str(), f.in_place * 1e3, f.in_place / f.floor.wall);
+  std::printf("%-7s by hand, call by call:", name.c_str());
+  for (size_t p = 0; p < f.parts.size(); ++p)
+    std::printf(" %s %.2f ms%s", bench::kPartNames[p], f.parts[p] * 1e3, p + 1 < f.parts.size() ? "," : "");
+  std::printf("; the rest %.2f ms (sgemm %.2fx the floor's wall)\n", (f.by_hand.wall - sum(f.parts)) * 1e3,
+              f.parts[size_t(bench::Part::Products)] / f.floor.wall);
   std::printf(
       "%-7s cpu: lesson %7.1f ms, by hand %7.1f ms, floor %7.1f ms | lesson/floor %.2fx, by hand/floor %.2fx, "
       "lesson/by hand %.2fx (%zu steps; wall %.2fx, %.2fx, %.2fx)\n",
@@ -106,9 +115,9 @@ Figures measure(const data::DigitsSplit& data, const lesson::TrainOptions& optio
     f.lesson = {std::min(f.lesson.wall, l.wall), std::min(f.lesson.cpu, l.cpu)};
     f.by_hand = {std::min(f.by_hand.wall, h.wall), std::min(f.by_hand.cpu, h.cpu)};
     f.floor = {std::min(f.floor.wall, g.wall), std::min(f.floor.cpu, g.cpu)};
-    double in_place = 0.0;
-    (void)hand_run(data, options, &in_place);
-    f.in_place = std::min(f.in_place, in_place);
+    bench::PartSeconds parts{};
+    (void)hand_run(data, options, &parts);
+    if (r == 0 || sum(parts) < sum(f.parts)) f.parts = parts;
   }
   return f;
 }
@@ -134,7 +143,7 @@ int run(int argc, char** argv) {
   const int64_t batch_size = bench::at_least<int64_t>(args, "batch-size", 1),
                 epochs = bench::at_least<int64_t>(args, "epochs", 1);
   const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
-  Figures total{.lesson = {0.0, 0.0}, .by_hand = {0.0, 0.0}, .floor = {0.0, 0.0}, .in_place = 0.0};
+  Figures total{.lesson = {0.0, 0.0}, .by_hand = {0.0, 0.0}, .floor = {0.0, 0.0}};
   std::vector<lesson::NormKind> norms;  // all checked before the first run
   std::stringstream list(args["norm"].as<std::string>());
   for (std::string name; std::getline(list, name, ',');) {
@@ -152,7 +161,7 @@ int run(int argc, char** argv) {
     print(lesson::short_name(norm), f);
     for (auto [sum, part] : {std::pair{&total.lesson, f.lesson}, {&total.by_hand, f.by_hand}, {&total.floor, f.floor}})
       *sum = {sum->wall + part.wall, sum->cpu + part.cpu};
-    total.in_place += f.in_place;
+    for (size_t p = 0; p < total.parts.size(); ++p) total.parts[p] += f.parts[p];
     total.steps += f.steps;
   }
   print("lesson", total);

@@ -6,6 +6,7 @@
 // is what the framework would take if its bookkeeping cost nothing: the floor of any
 // framework built on these kernels, between the lesson's time and its sgemm floor.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -20,6 +21,12 @@
 #include "minidl/minidl.hpp"
 
 namespace minidl::bench {
+
+/// What the hand-written step spends its time on, kernel by kernel.
+enum class Part { Products, BiasRows, BiasSums, Tanh, TanhBackward, NormForward, NormBackward, Loss, Sgd, Count };
+inline constexpr std::array<const char*, size_t(Part::Count)> kPartNames{
+    "sgemm", "bias add", "bias sums", "tanh", "tanh backward", "norm forward", "norm backward", "loss", "SGD"};
+using PartSeconds = std::array<double, size_t(Part::Count)>;
 
 class HandNet {
  public:
@@ -59,7 +66,8 @@ class HandNet {
   /// targets (rows): the loss, and every gradient in this object's buffers.
   float forward_backward(const float* x, const float* targets, int64_t rows) {
     const float* logits = forward(x, rows, true);
-    const float loss = cross_entropy(logits, targets, rows, true);
+    float loss = 0.0f;
+    timed(Part::Loss, [&] { loss = cross_entropy(logits, targets, rows, true); });
     backward(x, rows);
     return loss;
   }
@@ -71,17 +79,19 @@ class HandNet {
       const float* dw = g.data();
       for (int64_t i = 0, n = t.numel(); i < n; ++i) w[i] += -lr * dw[i];
     };
-    for (Layer& l : layers_) {
-      update(l.weight, l.dweight);
-      if (l.bias.defined()) update(l.bias, l.dbias);
-      if (l.gamma.defined()) update(l.gamma, l.dgamma);
-      if (l.beta.defined()) update(l.beta, l.dbeta);
-    }
+    timed(Part::Sgd, [&] {
+      for (Layer& l : layers_) {
+        update(l.weight, l.dweight);
+        if (l.bias.defined()) update(l.bias, l.dbias);
+        if (l.gamma.defined()) update(l.gamma, l.dgamma);
+        if (l.beta.defined()) update(l.beta, l.dbeta);
+      }
+    });
   }
 
-  /// From now on, the seconds spent inside sgemm are added to *total (null: not timed), each
-  /// call between two reads of the clock.
-  void time_products(double* total) { product_seconds_ = total; }
+  /// From now on, the seconds each part takes are added to *parts (null: not timed), each
+  /// kernel call between two reads of the clock.
+  void time_parts(PartSeconds* parts) { part_seconds_ = parts; }
 
   /// Mean loss and accuracy over x (rows, in) in eval mode (BatchNorm's running statistics).
   std::pair<float, float> evaluate(const Tensor& x, const Tensor& targets) {
@@ -93,7 +103,9 @@ class HandNet {
       const float* row = logits + i * classes;
       correct += std::max_element(row, row + classes) - row == int64_t(targets.data()[i]);
     }
-    return {cross_entropy(logits, targets.data(), rows, false), float(double(correct) / double(rows))};
+    float loss = 0.0f;
+    timed(Part::Loss, [&] { loss = cross_entropy(logits, targets.data(), rows, false); });
+    return {loss, float(double(correct) / double(rows))};
   }
 
  private:
@@ -108,15 +120,21 @@ class HandNet {
     Tensor var;                    // (out) BatchNorm's biased variance
   };
 
-  void product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta,
-               float* c) {
-    if (product_seconds_ == nullptr) {
-      kernels::gemm(ta, tb, m, n, k, 1.0f, a, b, beta, c);
+  // Runs f, its time added to `part` when the parts are timed.
+  template <typename F>
+  void timed(Part part, F&& f) {
+    if (part_seconds_ == nullptr) {
+      f();
       return;
     }
     const auto start = std::chrono::steady_clock::now();
-    kernels::gemm(ta, tb, m, n, k, 1.0f, a, b, beta, c);
-    *product_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f();
+    (*part_seconds_)[size_t(part)] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  void product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta,
+               float* c) {
+    timed(Part::Products, [&] { kernels::gemm(ta, tb, m, n, k, 1.0f, a, b, beta, c); });
   }
 
   // Buffers as the framework's tensors: 64-byte aligned, as OpenBLAS's kernels see them
@@ -152,19 +170,16 @@ class HandNet {
     const float* in = x;  // (rows, l.in)
     for (Layer& l : layers_) {
       float* pre = l.pre.data();  // (rows, out)
-      float beta = 0.0f;
-      if (l.bias.defined()) {  // each row starts as the bias, as the framework's linear
-        for (int64_t r = 0; r < rows; ++r) std::copy_n(l.bias.data(), l.out, pre + r * l.out);
-        beta = 1.0f;
-      }
-      product(false, true, rows, l.out, l.in, in, l.weight.data(), beta, pre);
+      product(false, true, rows, l.out, l.in, in, l.weight.data(), 0.0f, pre);
+      if (l.bias.defined())  // as the framework's linear: the bias onto the product's rows
+        timed(Part::BiasRows, [&] { kernels::add_row_to_rows(pre, l.bias.data(), rows, l.out); });
       if (!l.tanh) return pre;
       const float* normed = pre;
       if (has_norm(l)) {
-        normalize(l, rows, training);
+        timed(Part::NormForward, [&] { normalize(l, rows, training); });
         normed = grad_a_.data();
       }
-      kernels::tanh_forward(l.y.data(), normed, rows * l.out);
+      timed(Part::Tanh, [&] { kernels::tanh_forward(l.y.data(), normed, rows * l.out); });
       in = l.y.data();
     }
     throw std::logic_error("the hand-written lesson ends in a Tanh, not in logits");
@@ -234,14 +249,17 @@ class HandNet {
       Layer& l = layers_[i];
       float* dbias = l.bias.defined() ? l.dbias.data() : nullptr;
       if (l.tanh) {  // through tanh into `other`, with the bias's column sums when no norm follows
-        kernels::tanh_backward_column_sums(other, has_norm(l) ? nullptr : dbias, g, l.y.data(), rows, l.out);
+        timed(Part::TanhBackward, [&] {
+          kernels::tanh_backward_column_sums(other, has_norm(l) ? nullptr : dbias, g, l.y.data(), rows, l.out);
+        });
         std::swap(g, other);
       }
       if (has_norm(l)) {
-        denormalize(l, rows, g, other);
+        timed(Part::NormBackward, [&] { denormalize(l, rows, g, other); });
         std::swap(g, other);
       }
-      if (dbias && (!l.tanh || has_norm(l))) kernels::column_sums(g, rows, l.out, dbias);
+      if (dbias && (!l.tanh || has_norm(l)))
+        timed(Part::BiasSums, [&] { kernels::column_sums(g, rows, l.out, dbias); });
       // g (rows, out) is now the gradient at the product (+ bias).
       const float* in = i == 0 ? x : layers_[i - 1].y.data();  // (rows, in)
       product(true, false, l.out, l.in, rows, g, in, 0.0f, l.dweight.data());
@@ -265,7 +283,7 @@ class HandNet {
   std::vector<Layer> layers_;
   Tensor grad_a_, grad_b_;     // (rows, width): gradients passed down, in turn
   std::vector<double> probs_;  // (rows, classes)
-  double* product_seconds_ = nullptr;
+  PartSeconds* part_seconds_ = nullptr;
 };
 
 }  // namespace minidl::bench

@@ -20,11 +20,11 @@ TEST_CASE("GemmRecorder logs each gemm call of a forward and backward, in order"
   Tensor w = Tensor::randn({4, 3}, gen).requires_grad_();
   Tensor b = Tensor::randn({4}, gen).requires_grad_();
   GemmRecorder recorder;
-  Tensor y = linear(x, w, b);  // (5, 4): x W^T onto the bias rows
+  Tensor y = linear(x, w, b);  // (5, 4): x W^T, then the bias added to its rows
   sum(y).backward();
   const std::vector<GemmCall>& calls = recorder.calls();
   REQUIRE(calls.size() == 3);
-  CHECK(same_call(calls[0], false, true, 5, 4, 3, 1.0f));   // y = x W^T + b
+  CHECK(same_call(calls[0], false, true, 5, 4, 3, 0.0f));   // y = x W^T
   CHECK(same_call(calls[1], false, false, 5, 3, 4, 0.0f));  // dx = g W
   CHECK(same_call(calls[2], true, false, 4, 3, 5, 0.0f));   // dW = g^T x
   // The operands' addresses: a replay gives each buffer its own (bench/timing.hpp).

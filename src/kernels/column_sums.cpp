@@ -17,6 +17,14 @@ void column_sums(const float* in, int64_t rows, int64_t cols, float* out) {
   }
 }
 
+void add_row_to_rows(float* matrix, const float* row, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* out = matrix + i * cols;  // (cols)
+#pragma omp simd                     // out never overlaps row, which the compiler cannot see
+    for (int64_t j = 0; j < cols; ++j) out[j] += row[j];
+  }
+}
+
 void tanh_backward_column_sums(float* dpre, float* dbias, const float* dout, const float* y, int64_t rows,
                                int64_t cols) {
   constexpr int64_t kBlock = 256;  // as column_sums: each column summed over the rows in order

@@ -166,14 +166,10 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
     throw Error(cat(then_tanh ? "linear_tanh" : "linear", ": expected a bias of shape [", d.n, "], got ",
                     to_string(bias.shape())));
   Tensor out = Tensor::empty({d.m, d.n});  // (N, out)
-  float beta = 0.0f;
-  if (bias.defined()) {  // each row starts as the bias; sgemm adds x W^T onto it
-    const float* b = bias.data();
-    float* rows = out.data();  // (N, out)
-    for (int64_t i = 0; i < d.m; ++i) std::copy_n(b, d.n, rows + i * d.n);
-    beta = 1.0f;
-  }
-  kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), beta, out.data());
+  kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), 0.0f, out.data());
+  // Then the bias onto each row: a vector add per row, where copying the bias into every row
+  // before a beta-1 sgemm took a memmove call per row (add_row_to_rows says what it rounds).
+  if (bias.defined()) kernels::add_row_to_rows(out.data(), bias.data(), d.m, d.n);
   if (then_tanh) kernels::tanh_forward(out.data(), out.data(), d.m * d.n);
   if (!needs_grad({x, weight, bias})) return out;
   const SavedTensor saved_x = needs_grad({weight}) ? SavedTensor(x) : SavedTensor();
