@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/column_sums.hpp"
+#include "kernels/exp_value.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/norm/channel_norm.hpp"
 #include "kernels/norm/row_norm.hpp"
@@ -225,8 +226,9 @@ class HandNet {
       const float* row = logits + i * classes;  // (classes)
       double* prob = probs_.data() + i * classes;
       const float top = *std::max_element(row, row + classes);
+      for (int64_t j = 0; j < classes; ++j) prob[j] = kernels::exp_nonpositive(double(row[j] - top));
       double sum = 0.0;
-      for (int64_t j = 0; j < classes; ++j) sum += prob[j] = std::exp(double(row[j] - top));
+      for (int64_t j = 0; j < classes; ++j) sum += prob[j];
       for (int64_t j = 0; j < classes; ++j) prob[j] /= sum;
       const auto t = int64_t(targets[i]);
       total += std::log(sum) - double(row[t] - top);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/broadcast.hpp"
+#include "kernels/exp_value.hpp"
 #include "kernels/parallel_for.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/ops/binary.hpp"
@@ -106,13 +107,14 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
     const float* row = x + i * c;  // (C)
     float top = -INFINITY;
     for (int64_t j = 0; j < c; ++j) top = std::max(top, row[j]);
+    // The exponentials first, a loop that vectorizes, then their sum in order.
+    thread_local std::vector<double> scratch;
+    if (!probs && scratch.size() < size_t(c)) scratch.resize(size_t(c));
+    double* e = probs ? probs + i * c : scratch.data();  // (C)
+    for (int64_t j = 0; j < c; ++j) e[j] = kernels::exp_nonpositive(double(row[j] - top));
     double total = 0.0;
-    double* prob = probs ? probs + i * c : nullptr;  // (C)
-    for (int64_t j = 0; j < c; ++j) {
-      const double e = std::exp(double(row[j] - top));
-      total += e;
-      if (prob) prob[j] = e;
-    }
+    for (int64_t j = 0; j < c; ++j) total += e[j];
+    double* prob = probs ? e : nullptr;  // (C)
     if (prob)
       for (int64_t j = 0; j < c; ++j) prob[j] /= total;
     stats[i] = {top, std::log(total)};
