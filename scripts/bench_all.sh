@@ -18,7 +18,7 @@ done
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMINIDL_BUILD_BENCHMARKS=ON "${launcher[@]}" > /dev/null
-targets=(bench_lesson bench_norm bench_wide bench_conv sgemm_lesson digits)
+targets=(bench_lesson bench_lesson_by_hand bench_norm bench_wide bench_conv sgemm_lesson digits)
 cmake --build "$build" --target help | grep -w bench_distributed > /dev/null && targets+=(bench_distributed)  # when MPI was found
 cmake --build "$build" --target help | grep -w torch_lesson > /dev/null && targets+=(torch_lesson)  # when Torch was found
 cmake --build "$build" -j2 --target "${targets[@]}" > /dev/null
