@@ -1,13 +1,13 @@
 #pragma once
 // A recorded op in the define-by-run graph: its inputs and a closure that maps the
 // gradient of its output to gradients of its inputs.
-#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "minidl/autograd/backward_fn.hpp"
 #include "minidl/tensor/pooled_allocator.hpp"
 #include "minidl/tensor/tensor.hpp"
 
@@ -17,8 +17,8 @@ namespace minidl {
 /// free lists: one is made every op.
 using NodeInputs = std::vector<std::shared_ptr<TensorImpl>, detail::SmallBlockAllocator<std::shared_ptr<TensorImpl>>>;
 
-/// Returns one gradient per input, in order; an undefined Tensor means "none".
-using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
+// BackwardFn (backward_fn.hpp) returns one gradient per input, in order; an undefined
+// Tensor means "none".
 
 struct Node {
   std::string name;  // the op, for error messages and printing ("Mul", "Mm", ...)
