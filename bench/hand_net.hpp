@@ -24,7 +24,7 @@
 namespace minidl::bench {
 
 /// What the hand-written step spends its time on, kernel by kernel.
-enum class Part { Products, BiasRows, BiasSums, Tanh, TanhBackward, NormForward, NormBackward, Loss, Sgd, Count };
+enum class Part { Products, BiasAdd, BiasSums, Tanh, TanhBackward, NormForward, NormBackward, Loss, Sgd, Count };
 inline constexpr std::array<const char*, size_t(Part::Count)> kPartNames{
     "sgemm", "bias add", "bias sums", "tanh", "tanh backward", "norm forward", "norm backward", "loss", "SGD"};
 using PartSeconds = std::array<double, size_t(Part::Count)>;
@@ -173,7 +173,7 @@ class HandNet {
       float* pre = l.pre.data();  // (rows, out)
       product(false, true, rows, l.out, l.in, in, l.weight.data(), 0.0f, pre);
       if (l.bias.defined())  // as the framework's linear: the bias onto the product's rows
-        timed(Part::BiasRows, [&] { kernels::add_row_to_rows(pre, l.bias.data(), rows, l.out); });
+        timed(Part::BiasAdd, [&] { kernels::add_row_to_rows(pre, l.bias.data(), rows, l.out); });
       if (!l.tanh) return pre;
       const float* normed = pre;
       if (has_norm(l)) {

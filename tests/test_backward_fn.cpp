@@ -55,3 +55,12 @@ TEST_CASE("BackwardFn calls its closure, moves it and destroys it once", "[autog
   }
   CHECK(*live == 0);
 }
+
+TEST_CASE("record() takes a closure holding move-only state", "[autograd]") {
+  Tensor x = Tensor::full({3}, 2.0f).requires_grad_();
+  auto factor = std::make_unique<float>(5.0f);  // a std::function could not hold this
+  Tensor y = record(x.detach() * 5.0f, "TimesFive", {x},
+                    [factor = std::move(factor)](const Tensor& g) -> std::vector<Tensor> { return {g * *factor}; });
+  sum(y).backward();
+  CHECK(x.grad().at({2}) == 5.0f);
+}
