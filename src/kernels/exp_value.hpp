@@ -9,8 +9,8 @@
 // under 5e-18, a twentieth of an ulp); 2^n is applied as two powers of two, so results down
 // to the subnormals round once. x below -745.2 (e^x under half the least subnormal), and
 // -inf, give 0; NaN stays NaN. Within 1 ulp of the exact e^x (tests/test_exp_kernel.cpp).
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 namespace minidl::kernels {
 
@@ -38,15 +38,10 @@ inline double exp_nonpositive(double x) {
   p = __builtin_fma(p, r, 1.0);
   p = __builtin_fma(p, r, 1.0);
   // n's integer from the shifter's low bits; 2^n = 2^half * 2^(n - half), each a normal double.
-  uint64_t shifted_bits, shifter_bits;
-  std::memcpy(&shifted_bits, &shifted, sizeof shifted_bits);
-  std::memcpy(&shifter_bits, &kShifter, sizeof shifter_bits);
-  const auto n_int = int64_t(shifted_bits - shifter_bits);
+  const auto n_int = int64_t(std::bit_cast<uint64_t>(shifted) - std::bit_cast<uint64_t>(kShifter));
   const int64_t half = n_int / 2;
-  const uint64_t first_bits = uint64_t(half + 1023) << 52, second_bits = uint64_t(n_int - half + 1023) << 52;
-  double first, second;
-  std::memcpy(&first, &first_bits, sizeof first);
-  std::memcpy(&second, &second_bits, sizeof second);
+  const double first = std::bit_cast<double>(uint64_t(half + 1023) << 52);
+  const double second = std::bit_cast<double>(uint64_t(n_int - half + 1023) << 52);
   return p * first * second;
 }
 

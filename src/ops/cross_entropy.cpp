@@ -114,9 +114,8 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
     for (int64_t j = 0; j < c; ++j) e[j] = kernels::exp_nonpositive(double(row[j] - top));
     double total = 0.0;
     for (int64_t j = 0; j < c; ++j) total += e[j];
-    double* prob = probs ? e : nullptr;  // (C)
-    if (prob)
-      for (int64_t j = 0; j < c; ++j) prob[j] /= total;
+    if (probs)  // e is the row of probs: the exponentials become the softmax in place
+      for (int64_t j = 0; j < c; ++j) e[j] /= total;
     stats[i] = {top, std::log(total)};
     const int64_t t = p.classes[size_t(i)];
     if (t == kIgnored) {
