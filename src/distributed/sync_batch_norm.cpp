@@ -36,6 +36,11 @@ void add_row(double* sums, const float* row, int64_t C) {
   for (int64_t c = 0; c < C; ++c) sums[c] += double(row[c]);
 }
 
+// x_hat of channel c's value v: Moments::centered(v) * rstd from the saved (C) statistics.
+float x_hat(const kernels::NormStats& stats, int64_t c, float v) {
+  return kernels::Moments{stats.mean[c], stats.mean_rest[c], stats.rstd[c]}.centered(v) * stats.rstd[c];
+}
+
 void add_squared_deviations(double* m2, const float* row, const double* mean, int64_t C) {
 #pragma omp simd
   for (int64_t c = 0; c < C; ++c) {
@@ -110,9 +115,8 @@ std::vector<double> local_grad_sums(const float* dy, const float* x, const kerne
       const float* xr = x + n * C;    // (C)
 #pragma omp simd
       for (int64_t c = 0; c < C; ++c) {
-        const float x_hat = ((xr[c] - stats.mean[c]) - stats.mean_rest[c]) * stats.rstd[c];  // Moments::centered
         sum_dy[c] += double(dyr[c]);
-        sum_dy_xhat[c] += double(dyr[c]) * double(x_hat);
+        sum_dy_xhat[c] += double(dyr[c]) * double(x_hat(stats, c, xr[c]));
       }
     }
     return sums;
@@ -147,8 +151,7 @@ void input_grad_rows(float* dx, const float* dy, const float* x, const kernels::
     float* dxr = dx + n * C;        // (C)
 #pragma omp simd
     for (int64_t c = 0; c < C; ++c) {
-      const float x_hat = ((xr[c] - stats.mean[c]) - stats.mean_rest[c]) * stats.rstd[c];
-      dxr[c] = scale[c] * (dyr[c] - mean_dy[c] - x_hat * mean_dy_xhat[c]);
+      dxr[c] = scale[c] * (dyr[c] - mean_dy[c] - x_hat(stats, c, xr[c]) * mean_dy_xhat[c]);
     }
   }
 }
