@@ -167,6 +167,29 @@ TEST_CASE("histogram puts a value on an edge in the bin above it, exactly as the
   CHECK(h.density == std::vector<double>{0.0, 0.0, 1.0, 1.0});
 }
 
+TEST_CASE("histogram: values at and beyond the end edges, beside the last inner edges, in every block",
+          "[diagnostics][tensor_stats]") {
+  // Saturated tanh outputs pile up at +-1, next to the range's ends: there a guess is in an
+  // end bin either way, while a value beside the first or last inner edge must still be
+  // settled against that edge. Blocks of 256 values with and without such values.
+  for (const HistogramOptions& options : {HistogramOptions{.bins = 40, .range = 1.0f}, HistogramOptions{.bins = 40},
+                                          HistogramOptions{.bins = 3}, HistogramOptions{.bins = 1 << 20}}) {
+    std::vector<float> x = normal(3 * 256 + 5, 0.0f, 0.2f, 11);  // no value near an end
+    const double low = options.range > 0 ? -1.0 : -0.999f, high = options.range > 0 ? 1.0 : 0.9999999f;
+    const double width = (high - low) / double(options.bins);
+    const std::vector<float> near_ends{-1.0f, -0.999f, std::nextafter(-1.0f, kInf), 0.9999999f, 1.0f, -1.5f, 1.5f};
+    for (size_t i = 0; i < near_ends.size(); ++i) x[256 + 7 * i] = near_ends[i];
+    for (const double edge : {low + width, high - width}) {
+      const float e = float(edge);
+      for (float v : {std::nextafter(e, -kInf), e, std::nextafter(e, kInf)}) x.push_back(v);
+    }
+    if (options.range == 0.0f)
+      std::erase_if(x, [](float v) { return std::abs(v) >= 1.0f || v < -0.999f; }), x.push_back(-0.999f);
+    INFO("bins " << options.bins << ", range " << options.range << ", " << x.size() << " values");
+    check_against_reference(x, 0.97f, options);
+  }
+}
+
 TEST_CASE("histogram refuses more bins than a float can count", "[diagnostics][tensor_stats]") {
   CHECK_THROWS_WITH(diagnostics::histogram(Tensor::ones({2}), {.bins = (int64_t(1) << 24) + 1}),
                     "histogram: expected at most 16777216 bins, got 16777217");

@@ -55,11 +55,34 @@ double double_sum(const float* x, int64_t n) {
   return sum;
 }
 
-// The first pass over one block: 16 values a step, the values left over one by one.
-void first_pass_block(const float* x, int64_t n, float saturation, FirstPass& p) {
-  Floats8 sum[2] = {}, low[2], high[2];
+// The first pass's lanes: 16 values a step in two sets of 8. The range and the counts stay
+// in the lanes across blocks (they are exact in any order; a lane counts at most kLaneRun
+// values before it is emptied into the totals), the sum leaves them at each block's end.
+struct FirstPassLanes {
+  Floats8 low[2], high[2];
   Ints8 finite[2] = {}, saturated[2] = {};
-  for (int s = 0; s < 2; ++s) low[s] = Floats8{} + kInf, high[s] = Floats8{} - kInf;
+  FirstPassLanes() {
+    for (int s = 0; s < 2; ++s) low[s] = Floats8{} + kInf, high[s] = Floats8{} - kInf;
+  }
+  void empty_into(FirstPass& p) {
+    for (int s = 0; s < 2; ++s)
+      for (int k = 0; k < 8; ++k) {
+        p.low = std::min(p.low, low[s][k]);
+        p.high = std::max(p.high, high[s][k]);
+        p.finite += finite[s][k];
+        p.saturated += saturated[s][k];
+      }
+    *this = FirstPassLanes();
+  }
+};
+
+// Values the lanes take in before they are emptied: each lane's int32 counts one value in
+// 16, so 2^30 at most.
+constexpr int64_t kLaneRun = int64_t(1) << 34;
+
+// The first pass over one block: 16 values a step, the values left over one by one.
+void first_pass_block(const float* x, int64_t n, float saturation, FirstPassLanes& lanes, FirstPass& p) {
+  Floats8 sum[2] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     for (int s = 0; s < 2; ++s) {
@@ -68,20 +91,14 @@ void first_pass_block(const float* x, int64_t n, float saturation, FirstPass& p)
       const Floats8 for_low = select8(is_finite, v, Floats8{} + kInf),
                     for_high = select8(is_finite, v, Floats8{} - kInf);
       sum[s] += v;
-      low[s] = select8(for_low < low[s], for_low, low[s]);
-      high[s] = select8(for_high > high[s], for_high, high[s]);
-      finite[s] -= is_finite;  // a true lane is -1
-      saturated[s] -= a > saturation;
+      lanes.low[s] = select8(for_low < lanes.low[s], for_low, lanes.low[s]);
+      lanes.high[s] = select8(for_high > lanes.high[s], for_high, lanes.high[s]);
+      lanes.finite[s] -= is_finite;  // a true lane is -1
+      lanes.saturated[s] -= a > saturation;
     }
   double block_sum = 0.0;
   for (int s = 0; s < 2; ++s)
-    for (int k = 0; k < 8; ++k) {
-      block_sum += double(sum[s][k]);
-      p.low = std::min(p.low, low[s][k]);
-      p.high = std::max(p.high, high[s][k]);
-      p.finite += finite[s][k];
-      p.saturated += saturated[s][k];
-    }
+    for (int k = 0; k < 8; ++k) block_sum += double(sum[s][k]);
   for (; i < n; ++i) {
     const float v = x[i];
     block_sum += double(v);
@@ -93,8 +110,12 @@ void first_pass_block(const float* x, int64_t n, float saturation, FirstPass& p)
 
 FirstPass first_pass(const float* x, int64_t n, float saturation) {
   FirstPass p;
-  for (int64_t start = 0; start < n; start += kBlock)
-    first_pass_block(x + start, std::min(kBlock, n - start), saturation, p);
+  FirstPassLanes lanes;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    first_pass_block(x + start, std::min(kBlock, n - start), saturation, lanes, p);
+    if ((start + kBlock) % kLaneRun == 0) lanes.empty_into(p);
+  }
+  lanes.empty_into(p);
   return p;
 }
 
@@ -169,45 +190,61 @@ std::vector<int64_t> bin_counts(const float* x, int64_t n, double low, double hi
   edges.front() = -kInf;
   for (int64_t j = 1; j < bins; ++j) edges[size_t(j)] = float_at_or_above(low + double(j) * width);
   edges.back() = kInf;
-  const float origin = float(low), per_width = float(double(bins) / (high - low)), last = float(bins - 1);
+  const float origin = float(low), per_width = float(double(bins) / (high - low)), top = float(bins);
+  const Ints8 last = Ints8{} + int32_t(bins - 1);
   // The guess's error, in bins: a few roundings of positions up to bins and of the origin.
   const double eps = std::numeric_limits<float>::epsilon();
   const double error = 8.0 * eps * (double(bins) + (std::abs(low) + std::abs(high)) * double(per_width));
-  const float slack = error < 0.25 ? float(error) : 1.0f;  // 1: check every value
-  constexpr int32_t kCheck = int32_t(1) << 30;             // the flag on a guess to check
-  const int32_t dump = int32_t(bins);                      // the slot of the values left out
-  // Eight counts a bin, taken in turn (counts[j * 8 + i % 8]): neighbouring values often
-  // share a bin, and one count would make each increment wait for the previous one.
+  const bool close_guess = error < 0.25;
+  const float slack = close_guess ? float(error) : 1.0f;  // 1: check every value
+  // Only the edges between bins can be misjudged: a guess within a quarter bin of low or of
+  // high (all the values below low or above high among them) is in the end bin either way.
+  // Exact in float: a close guess has bins < 2^18.
+  const float inner_low = close_guess ? 0.5f : -1.0f, inner_high = close_guess ? top - 0.5f : top + 1.0f;
+  constexpr int32_t kCheck = int32_t(1) << 30;  // the flag on a guess to check
+  const int32_t dump = int32_t(bins);           // the slot of the values left out
+  // Eight sets of counts, value i counting in set i % 8 (counts[set * stride + bin]):
+  // neighbouring values often share a bin, and one count would make each increment wait
+  // for the previous one.
   constexpr size_t kSets = 8;
-  std::vector<int64_t> counts((size_t(bins) + 1) * kSets, 0);  // (bins + 1, 8): the last row for the values left out
+  const size_t stride = size_t(bins) + 1;          // the last slot for the values left out
+  std::vector<int64_t> counts(kSets * stride, 0);  // (8, bins + 1)
   int32_t guess[kBlock];
   for (int64_t start = 0; start < n; start += kBlock) {
     const float* b = x + start;
     const int64_t len = std::min(kBlock, n - start);
     int64_t i = 0;
+    Ints8 any_check = {};
     for (; i + 8 <= len; i += 8) {
       const Floats8 v = load8(b + i);
       Floats8 t = (v - origin) * per_width;
       t = select8(t > 0.0f, t, Floats8{});  // below low, and NaN: 0
-      t = select8(t < last, t, Floats8{} + last);
-      const Ints8 bin = __builtin_convertvector(t, Ints8);
+      t = select8(t < top, t, Floats8{} + top);
+      Ints8 bin = __builtin_convertvector(t, Ints8);
       const Floats8 fraction = t - __builtin_convertvector(bin, Floats8);
-      const Ints8 check = (fraction < slack) | (fraction > 1.0f - slack);
+      const Ints8 above_last = bin > last;
+      bin = (bin & ~above_last) | (last & above_last);  // high itself, and above a fixed range
+      const Ints8 check = ((fraction < slack) | (fraction > 1.0f - slack)) & (t > inner_low) & (t < inner_high);
       const Ints8 is_finite = abs8(v) <= kMaxFloat;
       const Ints8 guess8 = (is_finite & (bin | (check & kCheck))) | (~is_finite & dump);
+      any_check |= is_finite & check;
       std::memcpy(guess + i, &guess8, sizeof guess8);
     }
+    bool to_settle = i < len;
+    for (int k = 0; k < 8; ++k) to_settle = to_settle || any_check[k] != 0;
     for (; i < len; ++i) guess[i] = std::isfinite(b[i]) ? kCheck : dump;  // the few left over: found from bin 0
-    for (i = 0; i < len; ++i) {
-      int32_t j = guess[i];
-      if (j & kCheck) j = exact_bin(b[i], j & ~kCheck, edges);
-      counts[size_t(j) * kSets + size_t(i % kSets)] += 1;
-    }
+    // The marked guesses settled first (most blocks have none), so the counting has no branch.
+    for (i = 0; to_settle && i < len; ++i)
+      if (guess[i] & kCheck) guess[i] = exact_bin(b[i], guess[i] & ~kCheck, edges);
+    int64_t* const set = counts.data();
+    for (i = 0; i + int64_t(kSets) <= len; i += int64_t(kSets))
+      for (size_t k = 0; k < kSets; ++k) set[k * stride + size_t(guess[i + int64_t(k)])] += 1;
+    for (; i < len; ++i) set[size_t(i % int64_t(kSets)) * stride + size_t(guess[i])] += 1;
   }
   counted = 0;
   std::vector<int64_t> total(size_t(bins), 0);
   for (size_t j = 0; j < size_t(bins); ++j) {
-    for (size_t set = 0; set < kSets; ++set) total[j] += counts[j * kSets + set];
+    for (size_t set = 0; set < kSets; ++set) total[j] += counts[set * stride + j];
     counted += total[j];
   }
   return total;
