@@ -16,9 +16,9 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kMaxFloat = std::numeric_limits<float>::max();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// Values are summed in float lanes within a block, each block's lanes then in double: the
-// passes' 16 lanes (two sets of 8, so that no add waits on the one before) add at most 16
-// values each, so their rounding stays within 16 float epsilons of the block's sum of |x|.
+// Values are summed in float lanes within a block, each block's lanes then into double
+// lanes: the passes' 16 lanes add at most 16 values each, so their rounding stays within
+// 16 float epsilons of the block's sum of |x|.
 constexpr int64_t kBlock = 256;
 
 void check_not_empty(const Tensor& t, const char* what) {
@@ -26,19 +26,44 @@ void check_not_empty(const Tensor& t, const char* what) {
     throw Error(cat(what, ": expected a tensor with at least one element, got shape ", minidl::to_string(t.shape())));
 }
 
-// 8 float lanes, and 8 int32 lanes for masks and counts (GCC's and clang's vector
-// extension: lane by lane, never reassociated, so the same bits on every machine).
+// 16 float lanes, and 16 int32 lanes for masks and counts (GCC's and clang's vector
+// extension: lane by lane, never reassociated, so the same bits on every machine; one
+// AVX-512 register, two AVX2 ones).
+constexpr int64_t kLanes = 16;
+using Floats16 = float __attribute__((vector_size(64)));
+using Ints16 = int32_t __attribute__((vector_size(64)));
 using Floats8 = float __attribute__((vector_size(32)));
-using Ints8 = int32_t __attribute__((vector_size(32)));
+using Doubles8 = double __attribute__((vector_size(64)));
 
-Floats8 load8(const float* x) {
-  Floats8 v;
+Floats16 load16(const float* x) {
+  Floats16 v;
   std::memcpy(&v, x, sizeof v);
   return v;
 }
-Floats8 abs8(Floats8 v) { return Floats8(Ints8(v) & 0x7fffffff); }
+Floats16 abs16(Floats16 v) { return Floats16(Ints16(v) & 0x7fffffff); }
 // Lane by lane: mask ? a : b (a mask lane is all ones or zero).
-Floats8 select8(Ints8 mask, Floats8 a, Floats8 b) { return Floats8((mask & Ints8(a)) | (~mask & Ints8(b))); }
+Floats16 select16(Ints16 mask, Floats16 a, Floats16 b) { return Floats16((mask & Ints16(a)) | (~mask & Ints16(b))); }
+// The 16 lanes in double, added in pairs (lane k and lane k + 8): a block's sum leaves its
+// float lanes without a chain of 16 dependent adds.
+Doubles8 widen_pairs(Floats16 v) {
+  const Floats8 low = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const Floats8 high = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  return __builtin_convertvector(low, Doubles8) + __builtin_convertvector(high, Doubles8);
+}
+double lane_sum(Doubles8 v) {
+  double sum = 0.0;
+  for (int k = 0; k < 8; ++k) sum += v[k];
+  return sum;
+}
+// True when every lane is finite.
+bool all_finite(Floats16 v) {
+  Ints16 bad = ~(abs16(v) <= kMaxFloat);
+  bad |= __builtin_shufflevector(bad, bad, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  bad |= __builtin_shufflevector(bad, bad, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  bad |= __builtin_shufflevector(bad, bad, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  bad |= __builtin_shufflevector(bad, bad, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  return bad[0] == 0;
+}
 
 // One pass's figures: the sum of all values (NaN or infinite when one is), the finite
 // values' range and count, and how many have |x| > the threshold.
@@ -55,23 +80,22 @@ double double_sum(const float* x, int64_t n) {
   return sum;
 }
 
-// The first pass's lanes: 16 values a step in two sets of 8. The range and the counts stay
-// in the lanes across blocks (they are exact in any order; a lane counts at most kLaneRun
-// values before it is emptied into the totals), the sum leaves them at each block's end.
+// The first pass's lanes, 16 values a step. The range and the counts stay in the lanes
+// across blocks (they are exact in any order; the lanes take in at most kLaneRun values
+// before they are emptied into the totals), the sum leaves its float lanes for double
+// ones at each block's end.
 struct FirstPassLanes {
-  Floats8 low[2], high[2];
-  Ints8 finite[2] = {}, saturated[2] = {};
-  FirstPassLanes() {
-    for (int s = 0; s < 2; ++s) low[s] = Floats8{} + kInf, high[s] = Floats8{} - kInf;
-  }
+  Floats16 low = Floats16{} + kInf, high = Floats16{} - kInf;
+  Ints16 finite = {}, saturated = {};
+  Doubles8 sum = {};
   void empty_into(FirstPass& p) {
-    for (int s = 0; s < 2; ++s)
-      for (int k = 0; k < 8; ++k) {
-        p.low = std::min(p.low, low[s][k]);
-        p.high = std::max(p.high, high[s][k]);
-        p.finite += finite[s][k];
-        p.saturated += saturated[s][k];
-      }
+    p.sum += lane_sum(sum);
+    for (int k = 0; k < kLanes; ++k) {
+      p.low = std::min(p.low, low[k]);
+      p.high = std::max(p.high, high[k]);
+      p.finite += finite[k];
+      p.saturated += saturated[k];
+    }
     *this = FirstPassLanes();
   }
 };
@@ -82,30 +106,30 @@ constexpr int64_t kLaneRun = int64_t(1) << 34;
 
 // The first pass over one block: 16 values a step, the values left over one by one.
 void first_pass_block(const float* x, int64_t n, float saturation, FirstPassLanes& lanes, FirstPass& p) {
-  Floats8 sum[2] = {};
+  Floats16 sum = {};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int s = 0; s < 2; ++s) {
-      const Floats8 v = load8(x + i + 8 * s), a = abs8(v);
-      const Ints8 is_finite = a <= kMaxFloat;  // false for NaN too
-      const Floats8 for_low = select8(is_finite, v, Floats8{} + kInf),
-                    for_high = select8(is_finite, v, Floats8{} - kInf);
-      sum[s] += v;
-      lanes.low[s] = select8(for_low < lanes.low[s], for_low, lanes.low[s]);
-      lanes.high[s] = select8(for_high > lanes.high[s], for_high, lanes.high[s]);
-      lanes.finite[s] -= is_finite;  // a true lane is -1
-      lanes.saturated[s] -= a > saturation;
-    }
-  double block_sum = 0.0;
-  for (int s = 0; s < 2; ++s)
-    for (int k = 0; k < 8; ++k) block_sum += double(sum[s][k]);
+  for (; i + kLanes <= n; i += kLanes) {
+    const Floats16 v = load16(x + i), a = abs16(v);
+    const Ints16 is_finite = a <= kMaxFloat;  // false for NaN too
+    const Floats16 for_low = select16(is_finite, v, Floats16{} + kInf),
+                   for_high = select16(is_finite, v, Floats16{} - kInf);
+    sum += v;
+    lanes.low = for_low < lanes.low ? for_low : lanes.low;  // one min instruction: no NaN here
+    lanes.high = for_high > lanes.high ? for_high : lanes.high;
+    lanes.finite -= is_finite;  // a true lane is -1
+    lanes.saturated -= a > saturation;
+  }
+  if (all_finite(sum)) {
+    lanes.sum += widen_pairs(sum);
+    for (int64_t j = i; j < n; ++j) p.sum += double(x[j]);
+  } else {
+    p.sum += double_sum(x, n);
+  }
   for (; i < n; ++i) {
     const float v = x[i];
-    block_sum += double(v);
     if (std::isfinite(v)) p.low = std::min(p.low, v), p.high = std::max(p.high, v), ++p.finite;
     p.saturated += std::abs(v) > saturation;
   }
-  p.sum += std::isfinite(block_sum) ? block_sum : double_sum(x, n);
 }
 
 FirstPass first_pass(const float* x, int64_t n, float saturation) {
@@ -130,25 +154,27 @@ double squared_deviations(const float* x, int64_t n, double mean, float largest)
   const float scale = std::ldexp(1.0f, -std::clamp(exponent, -125, 125));
   const float centre = float(mean * double(scale));
   double squares = 0.0, deviations = 0.0;
+  Doubles8 square_lanes = {}, deviation_lanes = {};
   for (int64_t start = 0; start < n; start += kBlock) {
     const float* b = x + start;
     const int64_t len = std::min(kBlock, n - start);
-    Floats8 sq[2] = {}, dev[2] = {};
+    Floats16 sq = {}, dev = {};
     int64_t i = 0;
-    for (; i + 16 <= len; i += 16)
-      for (int s = 0; s < 2; ++s) {
-        const Floats8 d = load8(b + i + 8 * s) * scale - centre;
-        sq[s] += d * d;
-        dev[s] += d;
-      }
-    for (int s = 0; s < 2; ++s)
-      for (int k = 0; k < 8; ++k) squares += double(sq[s][k]), deviations += double(dev[s][k]);
+    for (; i + kLanes <= len; i += kLanes) {
+      const Floats16 d = load16(b + i) * scale - centre;
+      sq += d * d;
+      dev += d;
+    }
+    square_lanes += widen_pairs(sq);
+    deviation_lanes += widen_pairs(dev);
     for (; i < len; ++i) {
       const float d = b[i] * scale - centre;
       squares += double(d * d);
       deviations += double(d);
     }
   }
+  squares += lane_sum(square_lanes);
+  deviations += lane_sum(deviation_lanes);
   const double corrected = std::max(0.0, squares - deviations * deviations / double(n));
   return corrected / (double(scale) * double(scale));
 }
@@ -177,74 +203,107 @@ int32_t exact_bin(float v, int32_t j, const std::vector<float>& edges) {
   return j;
 }
 
+// A value's bin guessed in float arithmetic, 16 at a time, with the guesses that float
+// rounding may have put on the wrong side of an edge (a position within `slack` of a whole
+// number) marked kCheck, and the values left out (NaN, inf) sent to the slot `dump`.
+struct BinGuess {
+  static constexpr int32_t kCheck = int32_t(1) << 30;
+  float origin, per_width, top, slack, inner_low, inner_high;
+  Ints16 last;
+  int32_t dump;
+
+  BinGuess(double low, double high, int64_t bins)
+      : origin(float(low)),
+        per_width(float(double(bins) / (high - low))),
+        top(float(bins)),
+        last(Ints16{} + int32_t(bins - 1)),
+        dump(int32_t(bins)) {
+    // The guess's error, in bins: a few roundings of positions up to bins and of the origin.
+    const double eps = std::numeric_limits<float>::epsilon();
+    const double error = 8.0 * eps * (double(bins) + (std::abs(low) + std::abs(high)) * double(per_width));
+    const bool close = error < 0.25;
+    slack = close ? float(error) : 1.0f;  // 1: check every value
+    // Only the edges between bins can be misjudged: a guess within a quarter bin of low or
+    // of high (all the values below low or above high among them) is in the end bin either
+    // way. Exact in float: a close guess has bins < 2^18.
+    inner_low = close ? 0.5f : -1.0f;
+    inner_high = close ? top - 0.5f : top + 1.0f;
+  }
+
+  // The 16 guesses; `marked` gathers the marks.
+  Ints16 operator()(Floats16 v, Ints16& marked) const {
+    Floats16 t = (v - origin) * per_width;
+    t = select16(t > 0.0f, t, Floats16{});  // below low, and NaN: 0
+    t = select16(t < top, t, Floats16{} + top);
+    Ints16 bin = __builtin_convertvector(t, Ints16);
+    const Floats16 fraction = t - __builtin_convertvector(bin, Floats16);
+    const Ints16 above_last = bin > last;
+    bin = (bin & ~above_last) | (last & above_last);  // high itself, and above a fixed range
+    const Ints16 near_edge = (fraction < slack) | (fraction > 1.0f - slack);
+    const Ints16 check = near_edge & (t > inner_low) & (t < inner_high) & (abs16(v) <= kMaxFloat);
+    marked |= check;
+    return select_ints(check, bin | kCheck, select_ints(abs16(v) <= kMaxFloat, bin, Ints16{} + dump));
+  }
+  static Ints16 select_ints(Ints16 mask, Ints16 a, Ints16 b) { return (mask & a) | (~mask & b); }
+};
+
+// A block's guesses, its values left over (up to 15) guessed from a copy padded with NaN.
+// True when some guess is marked.
+bool guess_block(const float* x, int64_t len, const BinGuess& guess, int32_t* out) {
+  Ints16 marked = {};
+  int64_t i = 0;
+  for (; i + kLanes <= len; i += kLanes) {
+    const Ints16 g = guess(load16(x + i), marked);
+    std::memcpy(out + i, &g, sizeof g);
+  }
+  if (i < len) {
+    float tail[kLanes];
+    std::fill(tail, tail + kLanes, std::numeric_limits<float>::quiet_NaN());
+    std::copy(x + i, x + len, tail);
+    const Ints16 g = guess(load16(tail), marked);
+    std::memcpy(out + i, &g, sizeof(int32_t) * size_t(len - i));
+  }
+  bool any = false;
+  for (int k = 0; k < kLanes; ++k) any = any || marked[k] != 0;
+  return any;
+}
+
 // Counts of the finite values in `bins` equal-width bins over [low, high]; values below
 // low count in the first bin, the top edge and values above in the last. A value's bin is
 // decided against the bins' edges exactly (edge j = low + j * width in double, the edges
-// the bins' names print), so a value on an edge is in the bin above it on every machine.
-// A vectorized pass guesses each bin in float arithmetic and marks the guesses that float
-// rounding may have put on the wrong side of an edge (a position within `slack` of a whole
-// number); only those are checked against the edges.
+// the bins' names print), so a value on an edge is in the bin above it on every machine:
+// BinGuess's marked guesses are checked against the edges, the others are right as guessed.
 std::vector<int64_t> bin_counts(const float* x, int64_t n, double low, double high, int64_t bins, int64_t& counted) {
   const double width = (high - low) / double(bins);
   std::vector<float> edges(size_t(bins) + 1);  // (bins + 1): edges[j] <= x < edges[j + 1] in bin j
   edges.front() = -kInf;
   for (int64_t j = 1; j < bins; ++j) edges[size_t(j)] = float_at_or_above(low + double(j) * width);
   edges.back() = kInf;
-  const float origin = float(low), per_width = float(double(bins) / (high - low)), top = float(bins);
-  const Ints8 last = Ints8{} + int32_t(bins - 1);
-  // The guess's error, in bins: a few roundings of positions up to bins and of the origin.
-  const double eps = std::numeric_limits<float>::epsilon();
-  const double error = 8.0 * eps * (double(bins) + (std::abs(low) + std::abs(high)) * double(per_width));
-  const bool close_guess = error < 0.25;
-  const float slack = close_guess ? float(error) : 1.0f;  // 1: check every value
-  // Only the edges between bins can be misjudged: a guess within a quarter bin of low or of
-  // high (all the values below low or above high among them) is in the end bin either way.
-  // Exact in float: a close guess has bins < 2^18.
-  const float inner_low = close_guess ? 0.5f : -1.0f, inner_high = close_guess ? top - 0.5f : top + 1.0f;
-  constexpr int32_t kCheck = int32_t(1) << 30;  // the flag on a guess to check
-  const int32_t dump = int32_t(bins);           // the slot of the values left out
+  const BinGuess guess(low, high, bins);
   // Eight sets of counts, value i counting in set i % 8 (counts[set * stride + bin]):
   // neighbouring values often share a bin, and one count would make each increment wait
   // for the previous one.
-  constexpr size_t kSets = 8;
-  const size_t stride = size_t(bins) + 1;          // the last slot for the values left out
-  std::vector<int64_t> counts(kSets * stride, 0);  // (8, bins + 1)
-  int32_t guess[kBlock];
+  constexpr int64_t kSets = 8;
+  const size_t stride = size_t(bins) + 1;                  // the last slot for the values left out
+  std::vector<int64_t> counts(size_t(kSets) * stride, 0);  // (8, bins + 1)
+  int64_t* const set = counts.data();
+  int32_t guesses[kBlock];
   for (int64_t start = 0; start < n; start += kBlock) {
     const float* b = x + start;
     const int64_t len = std::min(kBlock, n - start);
-    int64_t i = 0;
-    Ints8 any_check = {};
-    for (; i + 8 <= len; i += 8) {
-      const Floats8 v = load8(b + i);
-      Floats8 t = (v - origin) * per_width;
-      t = select8(t > 0.0f, t, Floats8{});  // below low, and NaN: 0
-      t = select8(t < top, t, Floats8{} + top);
-      Ints8 bin = __builtin_convertvector(t, Ints8);
-      const Floats8 fraction = t - __builtin_convertvector(bin, Floats8);
-      const Ints8 above_last = bin > last;
-      bin = (bin & ~above_last) | (last & above_last);  // high itself, and above a fixed range
-      const Ints8 check = ((fraction < slack) | (fraction > 1.0f - slack)) & (t > inner_low) & (t < inner_high);
-      const Ints8 is_finite = abs8(v) <= kMaxFloat;
-      const Ints8 guess8 = (is_finite & (bin | (check & kCheck))) | (~is_finite & dump);
-      any_check |= is_finite & check;
-      std::memcpy(guess + i, &guess8, sizeof guess8);
-    }
-    bool to_settle = i < len;
-    for (int k = 0; k < 8; ++k) to_settle = to_settle || any_check[k] != 0;
-    for (; i < len; ++i) guess[i] = std::isfinite(b[i]) ? kCheck : dump;  // the few left over: found from bin 0
     // The marked guesses settled first (most blocks have none), so the counting has no branch.
-    for (i = 0; to_settle && i < len; ++i)
-      if (guess[i] & kCheck) guess[i] = exact_bin(b[i], guess[i] & ~kCheck, edges);
-    int64_t* const set = counts.data();
-    for (i = 0; i + int64_t(kSets) <= len; i += int64_t(kSets))
-      for (size_t k = 0; k < kSets; ++k) set[k * stride + size_t(guess[i + int64_t(k)])] += 1;
-    for (; i < len; ++i) set[size_t(i % int64_t(kSets)) * stride + size_t(guess[i])] += 1;
+    if (guess_block(b, len, guess, guesses))
+      for (int64_t i = 0; i < len; ++i)
+        if (guesses[i] & BinGuess::kCheck) guesses[i] = exact_bin(b[i], guesses[i] & ~BinGuess::kCheck, edges);
+    int64_t i = 0;
+    for (; i + kSets <= len; i += kSets)
+      for (int64_t k = 0; k < kSets; ++k) set[size_t(k) * stride + size_t(guesses[i + k])] += 1;
+    for (; i < len; ++i) set[size_t(i % kSets) * stride + size_t(guesses[i])] += 1;
   }
   counted = 0;
   std::vector<int64_t> total(size_t(bins), 0);
   for (size_t j = 0; j < size_t(bins); ++j) {
-    for (size_t set = 0; set < kSets; ++set) total[j] += counts[set * stride + j];
+    for (size_t k = 0; k < size_t(kSets); ++k) total[j] += counts[k * stride + j];
     counted += total[j];
   }
   return total;
