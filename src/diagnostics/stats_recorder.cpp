@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "minidl/autograd/grad_mode.hpp"
-#include "minidl/ops/binary.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::diagnostics {
@@ -72,7 +71,7 @@ void StatsRecorder::hook(const Output& output) {
 
 void StatsRecorder::watch_parameter(const std::string& name, const Tensor& parameter) {
   if (!parameter.defined()) throw Error(cat("StatsRecorder::watch_parameter: \"", name, "\" is an undefined tensor"));
-  parameters_.push_back({keep(name), parameter, Tensor(), 0.0});
+  parameters_.push_back({.name = keep(name), .value = parameter, .before = Tensor(), .copied = false, .data_std = 0.0});
 }
 
 void StatsRecorder::watch_parameters(const nn::Module& model) {
@@ -89,14 +88,19 @@ void StatsRecorder::arm(int64_t step) {
 void StatsRecorder::disarm() {
   for (RemovableHandle& hook : hooks_) hook.remove();
   hooks_.clear();
+  for (Parameter& p : parameters_) p.copied = false;  // a copy belongs to its step
   armed_ = false;
 }
 
 void StatsRecorder::before_update() {
   if (!armed_) return;
+  NoGradGuard no_grad;
   for (Parameter& p : parameters_) {
     p.data_std = standard_deviation(p.value);
-    p.before = p.value.detach().clone();
+    // The copy goes into the buffer of the last one (a parameter keeps its shape).
+    if (p.before.defined() && p.before.shape() == p.value.shape()) p.before.copy_(p.value);
+    else p.before = p.value.detach().clone();
+    p.copied = true;
     add(p.name, "parameter", "data_std", p.data_std);
     const Tensor grad = p.value.grad();
     if (!grad.defined()) continue;
@@ -110,11 +114,16 @@ void StatsRecorder::after_update() {
   if (!armed_) return;
   NoGradGuard no_grad;
   for (Parameter& p : parameters_) {
-    if (!p.before.defined()) continue;
-    const double update_std = standard_deviation(sub(p.value, p.before));
+    if (!p.copied || p.before.shape() != p.value.shape()) continue;
+    // The update, after - before, in place of the copy (both contiguous, of one shape).
+    float* update = p.before.data();
+    const float* after = p.value.data();
+    const int64_t n = p.before.numel();
+    for (int64_t i = 0; i < n; ++i) update[i] = after[i] - update[i];
+    const double update_std = standard_deviation(p.before);
     add(p.name, "parameter", "update_std", update_std);
     add(p.name, "parameter", "update_to_data", update_std / p.data_std);
-    p.before = Tensor();
+    p.copied = false;
   }
   disarm();
 }

@@ -111,7 +111,8 @@ class StatsRecorder {
   struct Parameter {
     std::string_view name;
     Tensor value;
-    Tensor before;  // the copy taken by before_update
+    Tensor before;        // the copy taken by before_update; after_update turns it into the update
+    bool copied = false;  // before holds this step's copy
     double data_std = 0.0;
   };
   std::string_view keep(const std::string& name);
