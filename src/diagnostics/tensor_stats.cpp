@@ -239,10 +239,11 @@ struct BinGuess {
     const Floats16 fraction = t - __builtin_convertvector(bin, Floats16);
     const Ints16 above_last = bin > last;
     bin = (bin & ~above_last) | (last & above_last);  // high itself, and above a fixed range
+    const Ints16 is_finite = abs16(v) <= kMaxFloat;
     const Ints16 near_edge = (fraction < slack) | (fraction > 1.0f - slack);
-    const Ints16 check = near_edge & (t > inner_low) & (t < inner_high) & (abs16(v) <= kMaxFloat);
+    const Ints16 check = near_edge & (t > inner_low) & (t < inner_high) & is_finite;
     marked |= check;
-    return select_ints(check, bin | kCheck, select_ints(abs16(v) <= kMaxFloat, bin, Ints16{} + dump));
+    return select_ints(check, bin | kCheck, select_ints(is_finite, bin, Ints16{} + dump));
   }
   static Ints16 select_ints(Ints16 mask, Ints16 a, Ints16 b) { return (mask & a) | (~mask & b); }
 };
