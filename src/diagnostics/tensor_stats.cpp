@@ -42,7 +42,8 @@ Floats16 load16(const float* x) {
 }
 Floats16 abs16(Floats16 v) { return Floats16(Ints16(v) & 0x7fffffff); }
 // Lane by lane: mask ? a : b (a mask lane is all ones or zero).
-Floats16 select16(Ints16 mask, Floats16 a, Floats16 b) { return Floats16((mask & Ints16(a)) | (~mask & Ints16(b))); }
+Ints16 select16(Ints16 mask, Ints16 a, Ints16 b) { return (mask & a) | (~mask & b); }
+Floats16 select16(Ints16 mask, Floats16 a, Floats16 b) { return Floats16(select16(mask, Ints16(a), Ints16(b))); }
 // The 16 lanes in double, added in pairs (lane k and lane k + 8): a block's sum leaves its
 // float lanes without a chain of 16 dependent adds.
 Doubles8 widen_pairs(Floats16 v) {
@@ -238,14 +239,13 @@ struct BinGuess {
     Ints16 bin = __builtin_convertvector(t, Ints16);
     const Floats16 fraction = t - __builtin_convertvector(bin, Floats16);
     const Ints16 above_last = bin > last;
-    bin = (bin & ~above_last) | (last & above_last);  // high itself, and above a fixed range
+    bin = select16(above_last, last, bin);  // high itself, and above a fixed range
     const Ints16 is_finite = abs16(v) <= kMaxFloat;
     const Ints16 near_edge = (fraction < slack) | (fraction > 1.0f - slack);
     const Ints16 check = near_edge & (t > inner_low) & (t < inner_high) & is_finite;
     marked |= check;
-    return select_ints(check, bin | kCheck, select_ints(is_finite, bin, Ints16{} + dump));
+    return select16(check, bin | kCheck, select16(is_finite, bin, Ints16{} + dump));
   }
-  static Ints16 select_ints(Ints16 mask, Ints16 a, Ints16 b) { return (mask & a) | (~mask & b); }
 };
 
 // A block's guesses, its values left over (up to 15) guessed from a copy padded with NaN.
