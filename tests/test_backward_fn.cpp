@@ -35,7 +35,7 @@ TEST_CASE("BackwardFn calls its closure, moves it and destroys it once", "[autog
     CHECK(*live == 2);
     const Tensor g = Tensor::full({2}, 1.5f);
     CHECK(small(g).front().at({1}) == 4.5f);
-    const std::vector<Tensor> two = large(g);
+    const GradList two = large(g);  // a std::vector<Tensor>'s gradients, moved into a GradList
     CHECK(two.size() == 2);
     CHECK(two[0].at({0}) == 3.0f);
     CHECK_FALSE(two[1].defined());
@@ -54,6 +54,16 @@ TEST_CASE("BackwardFn calls its closure, moves it and destroys it once", "[autog
     CHECK_THROWS_AS(moved(g), std::bad_function_call);
   }
   CHECK(*live == 0);
+}
+
+TEST_CASE("BackwardFn takes a closure returning a GradList, as the library's ops do", "[autograd]") {
+  BackwardFn pooled([](const Tensor& g) -> GradList { return {g * 2.0f, Tensor(), g}; });
+  const Tensor g = Tensor::full({2}, 1.5f);
+  const GradList grads = pooled(g);
+  REQUIRE(grads.size() == 3);
+  CHECK(grads[0].at({1}) == 3.0f);
+  CHECK_FALSE(grads[1].defined());
+  CHECK(grads[2].same(g));  // returned as it is: no copy of the list's tensors
 }
 
 TEST_CASE("record() takes a closure holding move-only state", "[autograd]") {

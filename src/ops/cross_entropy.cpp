@@ -234,7 +234,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   }
 
   return record(out, "CrossEntropyLoss", {logits},
-                [shape = logits.shape(), problem, probs, reduction, divisor](const Tensor& g) -> std::vector<Tensor> {
+                [shape = logits.shape(), problem, probs, reduction, divisor](const Tensor& g) -> GradList {
                   const Problem& p = *problem;
                   std::vector<double> scale(size_t(p.n));  // (N) dL/dloss_i
                   for (int64_t i = 0; i < p.n; ++i) {

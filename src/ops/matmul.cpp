@@ -41,7 +41,7 @@ Tensor matmul_t(const Tensor& a, bool ta, const Tensor& b, bool tb) {
   kernels::gemm(ta, tb, d.m, d.n, d.k, 1.0f, a.data(), b.data(), 0.0f, out.data());
   const SavedTensor saved_a = needs_grad({b}) ? SavedTensor(a) : SavedTensor();
   const SavedTensor saved_b = needs_grad({a}) ? SavedTensor(b) : SavedTensor();
-  return record(out, "Mm", {a, b}, [saved_a, ta, saved_b, tb](const Tensor& g) -> std::vector<Tensor> {
+  return record(out, "Mm", {a, b}, [saved_a, ta, saved_b, tb](const Tensor& g) -> GradList {
     // C = op(A) op(B): dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed op flips back.
     const Tensor& sa = saved_a.unpack();
     const Tensor& sb = saved_b.unpack();
@@ -98,7 +98,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   const SavedTensor saved_b = needs_grad({a}) ? SavedTensor(b) : SavedTensor();
   return record(out, "Bmm", {a, b},
                 [saved_a, saved_b, a_at, b_at, n, k, m, count, batch, a_shape = a.shape(),
-                 b_shape = b.shape()](const Tensor& g) -> std::vector<Tensor> {
+                 b_shape = b.shape()](const Tensor& g) -> GradList {
                   // Per batch matrix dA = G B^T, dB = A^T G (sgemm transpose flags), summed over
                   // the batch dims that broadcasting expanded.
                   const Tensor& sa_saved = saved_a.unpack();
@@ -198,7 +198,7 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
                     gw = Tensor::empty({d.n, d.k});
                     kernels::gemm(true, false, d.n, d.k, d.m, 1.0f, g.data(), sx.data(), 0.0f, gw.data());
                   }
-                  return std::vector<Tensor>{gx, gw, gb};
+                  return GradList{gx, gw, gb};
                 });
 }
 

@@ -21,19 +21,19 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-std::atomic<bool>& caching_flag() {
-  static std::atomic<bool> flag(!kSanitized && !no_caching_requested(std::getenv("MINIDL_NO_MEMORY_CACHING")));
-  return flag;
-}
-
 }  // namespace
 
 bool no_caching_requested(const char* value) {
   return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
 }
 
-bool memory_caching_enabled() { return caching_flag().load(std::memory_order_relaxed); }
+bool read_memory_caching_switch() {
+  const bool on = !kSanitized && !no_caching_requested(std::getenv("MINIDL_NO_MEMORY_CACHING"));
+  int8_t unread = -1;  // a set_memory_caching() that came first wins
+  caching_switch.compare_exchange_strong(unread, on ? 1 : 0, std::memory_order_relaxed);
+  return caching_switch.load(std::memory_order_relaxed) != 0;
+}
 
-void set_memory_caching(bool on) { caching_flag().store(on && !kSanitized, std::memory_order_relaxed); }
+void set_memory_caching(bool on) { caching_switch.store(on && !kSanitized ? 1 : 0, std::memory_order_relaxed); }
 
 }  // namespace minidl::detail

@@ -6,13 +6,26 @@
 // (small_blocks.hpp). Both are on by default and off in an AddressSanitizer build.
 // MINIDL_NO_MEMORY_CACHING=1 in the environment turns both off for a run (every block then
 // goes to the system when freed, so valgrind or a sanitizer sees every use after free).
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace minidl::detail {
 
+/// The switch: 1 on, 0 off, -1 before the environment was read. Constant-initialized, so an
+/// allocation during static initialization finds it too; every allocation and free of a
+/// step reads it, inline (as an out-of-line call with a guarded static it was about 1% of a
+/// batch-size-1 step).
+inline std::atomic<int8_t> caching_switch{-1};
+/// Reads the environment (and the build) once and sets the switch: what the first call sees.
+bool read_memory_caching_switch();
+
 /// Whether freed blocks are kept for reuse: false under AddressSanitizer, or when the
 /// environment sets MINIDL_NO_MEMORY_CACHING to anything but "" or "0" (read once).
-bool memory_caching_enabled();
+inline bool memory_caching_enabled() {
+  const int8_t on = caching_switch.load(std::memory_order_relaxed);
+  return on < 0 ? read_memory_caching_switch() : on != 0;
+}
 /// Turns caching on or off for the whole process from now on (tests). Turning it on has
 /// no effect in an AddressSanitizer build. Blocks already cached stay until released.
 void set_memory_caching(bool on);

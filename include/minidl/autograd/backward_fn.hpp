@@ -5,9 +5,14 @@
 // from the library's per-thread free lists (pooled_allocator.hpp): an op's closure, holding
 // its saved tensors, is some 50 to 150 bytes, past std::function's 16 inline ones, so every
 // recorded op cost a malloc and a free for it. Move-only: a node owns its closure.
+//
+// A closure returns its gradients as a GradList, whose block comes from the same free
+// lists, or as a std::vector<Tensor> (moved into a GradList): the library's ops return
+// GradLists, since a std::vector's block was a malloc and a free per node of every step.
 #include <concepts>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -18,6 +23,9 @@
 
 namespace minidl {
 
+/// A backward's gradients, one per input in order (an undefined Tensor: none).
+using GradList = std::vector<Tensor, detail::SmallBlockAllocator<Tensor>>;
+
 class BackwardFn {
  public:
   BackwardFn() noexcept = default;
@@ -25,7 +33,8 @@ class BackwardFn {
 
   template <typename F>
   requires(!std::same_as<std::remove_cvref_t<F>, BackwardFn> &&
-           std::is_invocable_r_v<std::vector<Tensor>, std::remove_cvref_t<F>&, const Tensor&>)
+           (std::is_invocable_r_v<GradList, std::remove_cvref_t<F>&, const Tensor&> ||
+            std::is_invocable_r_v<std::vector<Tensor>, std::remove_cvref_t<F>&, const Tensor&>))
       BackwardFn(F&& f) {  // NOLINT: as std::function converts from a lambda
     using Closure = std::remove_cvref_t<F>;
     static_assert(alignof(Closure) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the free lists' blocks align as new");
@@ -58,7 +67,7 @@ class BackwardFn {
   ~BackwardFn() { reset(); }
 
   /// Throws std::bad_function_call when empty, as std::function.
-  std::vector<Tensor> operator()(const Tensor& grad_output) const {
+  GradList operator()(const Tensor& grad_output) const {
     if (ops_ == nullptr) throw std::bad_function_call();
     return ops_->call(closure_, grad_output);
   }
@@ -66,13 +75,18 @@ class BackwardFn {
   friend bool operator==(const BackwardFn& f, std::nullptr_t) noexcept { return !f; }
 
  private:
+  static GradList as_grad_list(GradList grads) { return grads; }
+  static GradList as_grad_list(std::vector<Tensor> grads) {
+    return GradList(std::make_move_iterator(grads.begin()), std::make_move_iterator(grads.end()));
+  }
+
   struct Ops {
-    std::vector<Tensor> (*call)(void* closure, const Tensor& grad_output);
+    GradList (*call)(void* closure, const Tensor& grad_output);
     void (*destroy)(void* closure) noexcept;
   };
   template <typename Closure>
-  static constexpr Ops kOps{[](void* closure, const Tensor& grad_output) -> std::vector<Tensor> {
-                              return (*static_cast<Closure*>(closure))(grad_output);
+  static constexpr Ops kOps{[](void* closure, const Tensor& grad_output) -> GradList {
+                              return as_grad_list((*static_cast<Closure*>(closure))(grad_output));
                             },
                             [](void* closure) noexcept {
                               static_cast<Closure*>(closure)->~Closure();

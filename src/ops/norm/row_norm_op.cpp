@@ -90,7 +90,7 @@ Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const T
   // The shapes of the gradients come from the saved tensors; only a bias without a weight
   // needs its own (an empty Shape allocates nothing).
   const Shape bias_shape = !weight.defined() && bias.defined() ? bias.shape() : Shape{};
-  return record(out, name, {x, weight, bias}, [=](const Tensor& g) mutable -> std::vector<Tensor> {
+  return record(out, name, {x, weight, bias}, [=](const Tensor& g) mutable -> GradList {
     const Tensor& x_values = saved_x.unpack();
     const Tensor& w_values = saved_w.unpack();
     const Shape& affine_shape = w_values.defined() ? w_values.shape() : bias_shape;
