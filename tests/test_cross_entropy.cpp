@@ -254,6 +254,14 @@ TEST_CASE("cross_entropy by hand: uniform logits give ln C", "[loss]") {
   CHECK(cross_entropy(logits, targets, {.label_smoothing = 0.3}).item() == Approx(std::log(10.0)).epsilon(1e-6));
 }
 
+TEST_CASE("cross_entropy's result has PyTorch's grad_fn, NllLossBackward0", "[loss]") {
+  Tensor logits = Tensor::zeros({3, 4}).requires_grad_();
+  const Tensor loss = cross_entropy(logits, Tensor::from_vector({0, 1, 3}));
+  REQUIRE(loss.grad_fn());
+  CHECK(loss.grad_fn()->name == "NllLoss");
+  CHECK_THAT(loss.to_string(), Catch::Matchers::Contains("grad_fn=<NllLossBackward0>"));
+}
+
 TEST_CASE("cross_entropy is stable for large logits", "[loss]") {
   // F.cross_entropy(torch.tensor([[1000., 0., -1000.]], requires_grad=True), torch.tensor([1]))
   //   -> 1000., grad [[1., -1., 0.]]

@@ -14,6 +14,7 @@
 #include "minidl/ops/softmax.hpp"
 #include "minidl/ops/unary.hpp"
 #include "minidl/tensor/error.hpp"
+#include "minidl/tensor/pooled_allocator.hpp"
 
 namespace minidl {
 
@@ -33,12 +34,21 @@ namespace {
 
 constexpr int64_t kIgnored = -1;  // class index stored for a row whose target is ignore_index
 
+// The op's small buffers come from the free lists (pooled_allocator.hpp): at the lesson's
+// batch sizes of 1 to 32 a call made seven mallocs and frees for them.
+template <typename T>
+using PooledVector = std::vector<T, detail::SmallBlockAllocator<T>>;
+template <typename T, typename... Args>
+std::shared_ptr<T> make_pooled(Args&&... args) {
+  return std::allocate_shared<T>(detail::SmallBlockAllocator<T>(), std::forward<Args>(args)...);
+}
+
 // The problem's sizes and what the backward needs besides the logits.
 struct Problem {
   int64_t n = 0, c = 0;
-  std::vector<int64_t> classes;  // (N) target class, or kIgnored
-  std::vector<float> weights;    // (C) class weights, ones when none were given
-  double weight_total = 0.0;     // sum over classes of weights[c] (the smoothing term's scale)
+  PooledVector<int64_t> classes;  // (N) target class, or kIgnored
+  PooledVector<float> weights;    // (C) class weights, ones when none were given
+  double weight_total = 0.0;      // sum over classes of weights[c] (the smoothing term's scale)
   double smoothing = 0.0;
 };
 
@@ -90,17 +100,11 @@ void read_classes(const Tensor& targets, int64_t ignore_index, Problem& p) {
   }
 }
 
-// Row statistics for a stable log-softmax: log p_ij = (x_ij - top_i) - log_sum_i, kept
-// apart so a huge top never swallows log_sum.
-struct RowStats {
-  float top = 0.0f;      // max_j x_ij
-  double log_sum = 0.0;  // log sum_j exp(x_ij - top)
-};
-
-// Forward kernel: stats (N) and loss (N), the per-example loss in the header's formula
-// (0 for ignored rows); probs (N, C), when given, gets the softmax for the backward, which
-// then needs no exp of its own.
-void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, double* loss, double* probs) {
+// Forward kernel: loss (N), the per-example loss in the header's formula (0 for ignored
+// rows), from each row's stable log-softmax, log p_ij = (x_ij - top_i) - log_sum_i (kept
+// apart so a huge top never swallows log_sum); probs (N, C), when given, gets the softmax
+// for the backward, which then needs no exp of its own.
+void cross_entropy_forward(const float* x, const Problem& p, double* loss, double* probs) {
   const int64_t c = p.c;
   const double s = p.smoothing;
   kernels::parallel_for(p.n, kernels::grain_for(c), [&](int64_t i) {
@@ -116,17 +120,17 @@ void cross_entropy_forward(const float* x, const Problem& p, RowStats* stats, do
     for (int64_t j = 0; j < c; ++j) total += e[j];
     if (probs)  // e is the row of probs: the exponentials become the softmax in place
       for (int64_t j = 0; j < c; ++j) e[j] /= total;
-    stats[i] = {top, std::log(total)};
+    const double log_sum = std::log(total);
     const int64_t t = p.classes[size_t(i)];
     if (t == kIgnored) {
       loss[i] = 0.0;
       return;
     }
-    double value = (1.0 - s) * p.weights[size_t(t)] * (stats[i].log_sum - double(row[t] - top));
+    double value = (1.0 - s) * p.weights[size_t(t)] * (log_sum - double(row[t] - top));
     if (s > 0.0) {  // sum_c w_c (-log p_ic) = log_sum sum_c w_c - sum_c w_c (x_ic - top)
       double weighted = 0.0;
       for (int64_t j = 0; j < c; ++j) weighted += double(p.weights[size_t(j)]) * double(row[j] - top);
-      value += s / double(c) * (stats[i].log_sum * p.weight_total - weighted);
+      value += s / double(c) * (log_sum * p.weight_total - weighted);
     }
     loss[i] = value;
   });
@@ -205,15 +209,14 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   if (logits.dim() >= 1 && targets.shape() == logits.shape())
     return cross_entropy_probabilities(logits, targets, options);
   if (logits.dim() > 2) return cross_entropy_spatial(logits, targets, options);
-  auto problem = std::make_shared<Problem>(check_inputs(logits, targets, options));
+  auto problem = make_pooled<Problem>(check_inputs(logits, targets, options));
   Problem& p = *problem;
   read_classes(targets, options.ignore_index, p);
 
   const bool want_grad = needs_grad({logits});
-  std::vector<RowStats> stats(size_t(p.n));                                               // (N)
-  std::vector<double> loss(size_t(p.n));                                                  // (N)
-  auto probs = std::make_shared<std::vector<double>>(want_grad ? size_t(p.n * p.c) : 0);  // (N, C)
-  cross_entropy_forward(logits.data(), p, stats.data(), loss.data(), want_grad ? probs->data() : nullptr);
+  PooledVector<double> loss(size_t(p.n));                                             // (N)
+  auto probs = make_pooled<PooledVector<double>>(want_grad ? size_t(p.n * p.c) : 0);  // (N, C)
+  cross_entropy_forward(logits.data(), p, loss.data(), want_grad ? probs->data() : nullptr);
 
   // The mean's divisor: the weights of the targets that count (PyTorch's total_weight).
   double divisor = 0.0;
@@ -233,10 +236,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
     out = Tensor::scalar(float(reduction == Reduction::Mean ? mean : total));
   }
 
-  return record(out, "CrossEntropyLoss", {logits},
+  // PyTorch's cross_entropy is log_softmax and nll_loss: its result's grad_fn is NllLossBackward0.
+  return record(out, "NllLoss", {logits},
                 [shape = logits.shape(), problem, probs, reduction, divisor](const Tensor& g) -> GradList {
                   const Problem& p = *problem;
-                  std::vector<double> scale(size_t(p.n));  // (N) dL/dloss_i
+                  PooledVector<double> scale(size_t(p.n));  // (N) dL/dloss_i
                   for (int64_t i = 0; i < p.n; ++i) {
                     const double gi = reduction == Reduction::None ? g.data()[i] : g.data()[0];
                     // Total weight 0: NaN for every counted row, as PyTorch's -w_t / total_weight.

@@ -60,6 +60,9 @@ Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
   float* o = out.data();
   for (size_t r = 0; r < indices.size(); ++r)
     for (int64_t j = 0; j < row_size; ++j) o[int64_t(r) * row_size + j] = in[indices[r] * row_size + j];
+  // Checked before the closure is built: its copy of the indices would be a malloc for
+  // every batch a DataLoader gathers.
+  if (!needs_grad({x})) return out;
   return record(out, "SelectRows", {x}, [indices, row_size, source = x.shape()](const Tensor& g) -> GradList {
     Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
     for (size_t r = 0; r < indices.size(); ++r) {
