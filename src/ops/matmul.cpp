@@ -182,9 +182,9 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
                   const Tensor& sw = saved_w.unpack();
                   Tensor gx, gw, gb;
                   if (want_bias) gb = Tensor::empty({d.n});
-                  Tensor g = g_out;         // (N, out): the gradient at x W^T + b
-                  if (saved_y.defined()) {  // through tanh, and the bias's column sums in the same pass
-                    g = Tensor::empty({d.m, d.n});
+                  Tensor g = g_out;                 // (N, out): the gradient at x W^T + b
+                  if (saved_y.defined()) {          // through tanh, and the bias's column sums in the same pass
+                    g = grad_output_buffer(g_out);  // in place when only the engine holds g_out
                     kernels::tanh_backward_column_sums(g.data(), want_bias ? gb.data() : nullptr, g_out.data(),
                                                        saved_y.unpack().data(), d.m, d.n);
                   } else if (want_bias) {  // db (out) = column sums of g, accumulated in double
