@@ -5,6 +5,7 @@
 
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/linear.hpp"
+#include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -31,12 +32,20 @@ void Sequential::throw_wrong_type(size_t i, const Module& child) {
 
 namespace {
 
-// A Linear followed by a Tanh, both exactly those types and without hooks (a hook would see
-// the Linear's output, which the fused op never makes): then one linear_tanh does both.
-Linear* fusable_linear(Module& first, Module& second) {
-  if (typeid(first) != typeid(Linear) || typeid(second) != typeid(Tanh)) return nullptr;
-  if (first.has_hooks() || second.has_hooks()) return nullptr;
-  return static_cast<Linear*>(&first);
+// A Linear or a LayerNorm followed by a Tanh, each exactly that type and without hooks (a
+// hook would see the first one's output, which the fused op never makes): then one
+// linear_tanh or layer_norm_tanh does both, with the same bits. False when not fusable.
+bool forward_with_tanh(Module& first, Module& second, Tensor& x) {
+  if (typeid(second) != typeid(Tanh) || first.has_hooks() || second.has_hooks()) return false;
+  if (typeid(first) == typeid(Linear)) {
+    x = static_cast<Linear&>(first).forward_tanh(x);
+    return true;
+  }
+  if (typeid(first) == typeid(LayerNorm)) {
+    x = static_cast<LayerNorm&>(first).forward_tanh(x);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -44,12 +53,9 @@ Linear* fusable_linear(Module& first, Module& second) {
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
   for (size_t i = 0; i < modules_.size(); ++i) {
-    if (i + 1 < modules_.size()) {
-      if (Linear* linear = fusable_linear(*modules_[i], *modules_[i + 1])) {
-        x = linear->forward_tanh(x);  // the same bits as the two modules apart
-        ++i;
-        continue;
-      }
+    if (i + 1 < modules_.size() && forward_with_tanh(*modules_[i], *modules_[i + 1], x)) {
+      ++i;
+      continue;
     }
     x = (*modules_[i])(x);  // through operator(): the child's hooks fire
   }
