@@ -1,5 +1,6 @@
-// The fused LayerNorm + Tanh (minidl::layer_norm_tanh, and nn::Sequential's use of it)
-// against the two ops apart, its reference: the same bits in values and in every gradient.
+// The fused row norms + Tanh (minidl::layer_norm_tanh, rms_norm_tanh, group_norm_tanh, and
+// nn::Sequential's use of them) against the two ops apart, their reference: the same bits in
+// values and in every gradient.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
@@ -49,6 +50,31 @@ TEST_CASE("layer_norm_tanh gives tanh(layer_norm(...))'s bits, forward and backw
   }
 }
 
+TEST_CASE("rms_norm_tanh and group_norm_tanh give the bits of their norm, then tanh", "[norm][layer_norm_tanh]") {
+  Generator gen(22);
+  const Tensor x0 = Tensor::randn({6, 8, 3}, gen, 0.5f, 2.0f);  // (N, C, positions) for GroupNorm(4, 8)
+  const Tensor w0 = Tensor::randn({8}, gen, 1.0f, 0.5f), b0 = Tensor::randn({8}, gen);
+  const Tensor rms_w0 = Tensor::randn({3}, gen, 1.0f, 0.5f);
+  const Tensor weights = Tensor::randn({6, 8, 3}, gen);
+  for (int op = 0; op < 2; ++op) {
+    INFO((op == 0 ? "rms_norm_tanh" : "group_norm_tanh"));
+    std::vector<Tensor> results[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      Tensor x = x0.detach().requires_grad_();
+      Tensor w = (op == 0 ? rms_w0 : w0).detach().requires_grad_(), b = b0.detach().requires_grad_();
+      Tensor y = op == 0 ? (fused ? rms_norm_tanh(x, {3}, w) : tanh(rms_norm(x, {3}, w)))
+                         : (fused ? group_norm_tanh(x, 4, w, b) : tanh(group_norm(x, 4, w, b)));
+      sum(mul(y, weights)).backward();
+      results[fused] = {y.detach(), x.grad(), w.grad(), op == 1 ? b.grad() : Tensor()};
+      if (fused) CHECK(y.grad_fn()->name == (op == 0 ? "RMSNormTanh" : "NativeGroupNormTanh"));
+    }
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      INFO("result " << i << " (output, dx, dweight, dbias)");
+      CHECK(same_bits(results[1][i], results[0][i]));
+    }
+  }
+}
+
 TEST_CASE("layer_norm_tanh checks its shapes as layer_norm does", "[norm][layer_norm_tanh]") {
   const Tensor x = Tensor::zeros({4, 6});
   CHECK_THROWS_WITH(layer_norm_tanh(x, {5}, Tensor(), Tensor()),
@@ -57,12 +83,14 @@ TEST_CASE("layer_norm_tanh checks its shapes as layer_norm does", "[norm][layer_
                     "layer_norm: expected weight of shape [6] for an input of shape [4, 6], got [5]");
 }
 
-TEST_CASE("Sequential runs LayerNorm + Tanh as one op, with the bits of the modules apart", "[nn][layer_norm_tanh]") {
+TEST_CASE("Sequential runs a row norm + Tanh as one op, with the bits of the modules apart", "[nn][layer_norm_tanh]") {
   Generator gen(4);
   auto net = std::make_shared<nn::Sequential>();
+  const std::vector<std::shared_ptr<nn::Module>> norms{
+      std::make_shared<nn::LayerNorm>(16), std::make_shared<nn::RMSNorm>(16), std::make_shared<nn::GroupNorm>(4, 16)};
   for (int block = 0; block < 3; ++block) {
     net->push_back(std::make_shared<nn::Linear>(block == 0 ? 12 : 16, 16, gen));
-    net->push_back(std::make_shared<nn::LayerNorm>(16));
+    net->push_back(norms[size_t(block)]);
     net->push_back(std::make_shared<nn::Tanh>());
   }
   net->push_back(std::make_shared<nn::Linear>(16, 3, gen));
@@ -77,6 +105,10 @@ TEST_CASE("Sequential runs LayerNorm + Tanh as one op, with the bits of the modu
     net->zero_grad();
     Tensor x = x0.detach().requires_grad_();
     Tensor out = fused ? net->forward(x) : net->forward_unfused(x);
+    // The last Linear's input: the third block's GroupNorm and Tanh, one node when fused.
+    const Node& last = *out.grad_fn();
+    REQUIRE(last.inputs[0]);
+    CHECK(last.inputs[0]->grad_fn->name == (fused ? "NativeGroupNormTanh" : "Tanh"));
     sum(mul(out, weights)).backward();
     results[fused] = {out.detach(), x.grad()};
     for (const Tensor& p : net->parameters()) results[fused].push_back(p.grad());
@@ -87,7 +119,8 @@ TEST_CASE("Sequential runs LayerNorm + Tanh as one op, with the bits of the modu
   }
   // A hook on the Tanh sees its input, which the fused op never makes: then they run apart.
   int calls = 0;
-  auto handle = net->at<nn::Tanh>(2).register_forward_hook([&calls](nn::Module&, const Tensor&, const Tensor&) { ++calls; });
+  auto handle =
+      net->at<nn::Tanh>(2).register_forward_hook([&calls](nn::Module&, const Tensor&, const Tensor&) { ++calls; });
   (void)net->forward(x0);
   CHECK(calls == 1);
 }

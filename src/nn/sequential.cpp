@@ -5,7 +5,9 @@
 
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/linear.hpp"
+#include "minidl/nn/norm/group_norm.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
+#include "minidl/nn/norm/rms_norm.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::nn {
@@ -32,20 +34,22 @@ void Sequential::throw_wrong_type(size_t i, const Module& child) {
 
 namespace {
 
-// A Linear or a LayerNorm followed by a Tanh, each exactly that type and without hooks (a
-// hook would see the first one's output, which the fused op never makes): then one
-// linear_tanh or layer_norm_tanh does both, with the same bits. False when not fusable.
+// x through `first` and then through tanh as one op, when `first` is exactly an M.
+template <typename M>
+bool forward_tanh_as(Module& first, Tensor& x) {
+  if (typeid(first) != typeid(M)) return false;
+  x = static_cast<M&>(first).forward_tanh(x);
+  return true;
+}
+
+// A Linear or a row norm (LayerNorm, RMSNorm, GroupNorm) followed by a Tanh, each exactly
+// that type and without hooks (a hook would see the first one's output, which the fused op
+// never makes): then one op (linear_tanh, layer_norm_tanh, ...) does both, with the same
+// bits. False when not fusable.
 bool forward_with_tanh(Module& first, Module& second, Tensor& x) {
   if (typeid(second) != typeid(Tanh) || first.has_hooks() || second.has_hooks()) return false;
-  if (typeid(first) == typeid(Linear)) {
-    x = static_cast<Linear&>(first).forward_tanh(x);
-    return true;
-  }
-  if (typeid(first) == typeid(LayerNorm)) {
-    x = static_cast<LayerNorm&>(first).forward_tanh(x);
-    return true;
-  }
-  return false;
+  return forward_tanh_as<Linear>(first, x) || forward_tanh_as<LayerNorm>(first, x) ||
+         forward_tanh_as<RMSNorm>(first, x) || forward_tanh_as<GroupNorm>(first, x);
 }
 
 }  // namespace

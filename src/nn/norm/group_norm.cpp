@@ -23,11 +23,20 @@ void GroupNorm::reset_parameters() {
   if (bias.defined()) bias.fill_(0.0f);
 }
 
-Tensor GroupNorm::forward(const Tensor& input) {
+void GroupNorm::check_input(const Tensor& input) const {
   if (input.dim() < 2 || input.size(1) != options_.num_channels)
     throw Error(
         cat(repr(), ": expected input of shape (N, ", options_.num_channels, ", *), got ", to_string(input.shape())));
+}
+
+Tensor GroupNorm::forward(const Tensor& input) {
+  check_input(input);
   return group_norm(input, options_.num_groups, weight, bias, options_.eps);
+}
+
+Tensor GroupNorm::forward_tanh(const Tensor& input) {
+  check_input(input);
+  return group_norm_tanh(input, options_.num_groups, weight, bias, options_.eps);
 }
 
 std::string GroupNorm::extra_repr() const {

@@ -5,7 +5,10 @@
 
 namespace minidl {
 
-Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+namespace {
+
+Tensor checked_group_norm(const char* name, const Tensor& x, int64_t num_groups, const Tensor& weight,
+                          const Tensor& bias, double eps, bool then_tanh) {
   if (x.dim() < 2)
     throw Error(
         cat("group_norm: expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
@@ -23,7 +26,17 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   }
   const kernels::RowNormLayout layout{
       .rows = n * num_groups, .channels = c / num_groups, .inner = inner, .groups = num_groups};
-  return detail::row_norm("NativeGroupNorm", x, weight, bias, layout, eps);
+  return detail::row_norm(name, x, weight, bias, layout, eps, then_tanh);
+}
+
+}  // namespace
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  return checked_group_norm("NativeGroupNorm", x, num_groups, weight, bias, eps, false);
+}
+
+Tensor group_norm_tanh(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  return checked_group_norm("NativeGroupNormTanh", x, num_groups, weight, bias, eps, true);
 }
 
 }  // namespace minidl
