@@ -45,7 +45,7 @@ Tensor grad_output_buffer(const Tensor& grad) {
 
 Tensor record(Tensor out, const char* name, std::span<const Tensor> inputs, BackwardFn backward) {
   if (!needs_grad(inputs)) return out;
-  auto node = std::allocate_shared<Node>(detail::SmallBlockAllocator<Node>());  // from the free lists
+  auto node = detail::make_pooled<Node>();  // from the free lists
   node->name = name;
   node->inputs.reserve(inputs.size());
   for (const Tensor& input : inputs)

@@ -38,10 +38,7 @@ constexpr int64_t kIgnored = -1;  // class index stored for a row whose target i
 // batch sizes of 1 to 32 a call made seven mallocs and frees for them.
 template <typename T>
 using PooledVector = std::vector<T, detail::SmallBlockAllocator<T>>;
-template <typename T, typename... Args>
-std::shared_ptr<T> make_pooled(Args&&... args) {
-  return std::allocate_shared<T>(detail::SmallBlockAllocator<T>(), std::forward<Args>(args)...);
-}
+using detail::make_pooled;
 
 // The problem's sizes and what the backward needs besides the logits.
 struct Problem {

@@ -13,18 +13,12 @@
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
+#include "minidl/tensor/pooled_allocator.hpp"
 #include "tensor/small_blocks.hpp"
 
 namespace minidl {
-namespace {
-
 // Tensor headers and storage headers come from the per-thread free lists (small_blocks.hpp).
-template <typename T, typename... Args>
-std::shared_ptr<T> make_pooled(Args&&... args) {
-  return std::allocate_shared<T>(detail::SmallBlockAllocator<T>(), std::forward<Args>(args)...);
-}
-
-}  // namespace
+using detail::make_pooled;
 
 // ---- factories ----
 

@@ -2,6 +2,8 @@
 // The allocator of the small objects every op makes (tensor headers, graph nodes, a node's
 // list of inputs): blocks from the library's per-thread free lists (src/tensor/small_blocks).
 #include <cstddef>
+#include <memory>
+#include <utility>
 
 namespace minidl::detail {
 
@@ -25,5 +27,11 @@ struct SmallBlockAllocator {
     return true;
   }
 };
+
+/// std::make_shared with its block (control block and object together) from the free lists.
+template <typename T, typename... Args>
+std::shared_ptr<T> make_pooled(Args&&... args) {
+  return std::allocate_shared<T>(SmallBlockAllocator<T>(), std::forward<Args>(args)...);
+}
 
 }  // namespace minidl::detail
