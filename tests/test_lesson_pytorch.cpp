@@ -74,9 +74,9 @@ void check_run_against_pytorch(const std::string& run) {
   REQUIRE(compared >= 10);  // a horizon this short would test nothing: the fixtures are broken
   REQUIRE(compared <= expected.size());
   std::ostringstream report;
-  report << lesson::display_name(options.norm) << ": step losses, max |minidl - PyTorch float64| "
-         << worst_of(compared) << " over the first " << compared << " (the compared steps), " << worst_of(diffs.size())
-         << " over all " << diffs.size() << "\n  minidl  training loss " << result.train_loss << "   val accuracy "
+  report << lesson::display_name(options.norm) << ": step losses, max |minidl - PyTorch float64| " << worst_of(compared)
+         << " over the first " << compared << " (the compared steps), " << worst_of(diffs.size()) << " over all "
+         << diffs.size() << "\n  minidl  training loss " << result.train_loss << "   val accuracy "
          << result.val_accuracy << "\n  PyTorch training loss " << pytorch_loss << "   val accuracy "
          << pytorch_accuracy;
   WARN(report.str());
