@@ -24,7 +24,6 @@ Exits 1 naming the first mismatch. The files are written by hand (json + struct)
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
