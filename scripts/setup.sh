@@ -6,8 +6,8 @@
 # Safe to run again: with the packages there and the build up to date it takes seconds.
 #
 # Usage: bash scripts/setup.sh [--with-torch]
-#   --with-torch  also install python3-torch (large; only the PyTorch fixture generator
-#                 needs it, the tests do not)
+#   --with-torch  also install python3-torch (large): the PyTorch cross-checks (ctest label
+#                 torch) and the fixture generators need it; without it those tests skip
 # Environment: MINIDL_BUILD_DIR (default: build), MINIDL_JOBS (default: nproc),
 # MINIDL_EXTRA_PACKAGES (more Debian packages to install with the rest), MINIDL_CMAKE_ARGS
 # (more cmake options, e.g. -DMINIDL_WERROR=ON as CI passes).
