@@ -6,6 +6,7 @@
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/ops/unary.hpp"
+#include "row_norm_op.hpp"
 
 namespace minidl::composite {
 namespace {
@@ -61,6 +62,7 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  detail::check_group_norm(x, num_groups, weight, bias);
   Tensor grouped = x.reshape({x.size(0), num_groups, -1});  // (N, G, C/G * positions)
   Tensor normalized = layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(x.shape());
   return affine(normalized, weight.defined() ? per_channel(weight, x.dim()) : Tensor(),
