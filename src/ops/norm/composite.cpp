@@ -71,6 +71,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
+  detail::check_batch_norm(x, running_mean, running_var, weight, bias, training);
   Axes axes{0};  // every dim but the channels
   for (int64_t d = 2; d < x.dim(); ++d) axes.push_back(d);
   Tensor centered, variance;  // (N, C, *) and (1, C, 1, ...)
