@@ -109,10 +109,28 @@ TEST_CASE("read_digits_csv reads values, tolerates CRLF and a trailing newline",
   CHECK(d.labels.to_vector() == std::vector<float>{0, 9});
 }
 
-TEST_CASE("read_digits_csv counts a huge line's columns without storing them", "[data]") {
+TEST_CASE("read_digits_csv counts a long line's columns without storing them", "[data]") {
   TempDir dir;
-  const std::string path = dir.write("digits.csv", std::string(2'000'000, ',') + "\n");
-  REQUIRE_THROWS_WITH(data::read_digits_csv(path), Catch::Contains("got 2000001"));
+  const std::string path = dir.write("digits.csv", std::string(1'000'000, ',') + "\n");
+  REQUIRE_THROWS_WITH(data::read_digits_csv(path), Catch::Contains("got 1000001"));
+}
+
+TEST_CASE("the readers refuse a line longer than 1 MiB at that line, without reading it whole", "[data]") {
+  TempDir dir;
+  const std::string too_long = std::string(size_t(1) << 20, '1') + "1";
+  const std::string message =
+      ": the line is longer than 1048576 bytes (1 MiB), more than any line of a data file "
+      "minidl reads";
+  const std::string csv = dir.write("digits.csv", row(0, 1) + "\n" + too_long + "\n");
+  REQUIRE_THROWS_AS(data::read_digits_csv(csv), UsageError);
+  REQUIRE_THROWS_WITH(data::read_digits_csv(csv), csv + ", line 3" + message);
+  const std::string split = dir.write("split.txt", too_long);  // no line end at all
+  REQUIRE_THROWS_WITH(data::read_split_indices(split, 10), split + ", line 1" + message);
+  const std::string order = dir.write("order.txt", "0,1,2,3\n" + too_long);
+  REQUIRE_THROWS_WITH(data::read_batch_order(order, 4, 2), order + ", line 2" + message);
+  // A line of exactly 1 MiB is read (and refused for what it holds).
+  const std::string longest = dir.write("longest.txt", std::string(size_t(1) << 20, '1') + "\n");
+  REQUIRE_THROWS_WITH(data::read_split_indices(longest, 10), Catch::Contains("line 1, column 1: \"1111"));
 }
 
 TEST_CASE("the readers refuse a directory and a file too large to be data, naming them", "[data]") {

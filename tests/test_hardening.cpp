@@ -263,7 +263,7 @@ TEST_CASE("digits under an address-space limit too small for OpenBLAS says so in
     return testing::run_process(args, s.dir.path());
   };
   ProcessResult two = limited("500000000", {"--jobs", "2", "--threads", "1"});
-  CHECK(two.exit_code == 2);
+  CHECK(two.exit_code == 1);  // the options are fine: the machine cannot give what they need
   CHECK(two.err ==
         "digits: the address space is limited to 500 MB (ulimit -v), less than the 662 MB that 2 run(s) at once on 1 "
         "thread(s) each need: OpenBLAS 0.3.21 would hang retrying its buffers instead of failing; raise the limit or "

@@ -183,5 +183,8 @@ TEST_CASE("summary_line and curves_csv print as the lesson and the plot script e
   CHECK(lesson::summary_line(r) == "BatchNorm1d       training loss 0.134   val accuracy 0.961");
   r.norm = NormKind::None;
   CHECK(lesson::summary_line(r) == "no normalization  training loss 0.134   val accuracy 0.961");
+  r.train_loss = 3.5386064e31f;  // digits --lr 1e30: finite, out of the usual range
+  CHECK(lesson::summary_line(r) == "no normalization  training loss 3.539e+31   val accuracy 0.961");
+  r.train_loss = 0.13380663f;
   CHECK(lesson::curves_csv({r}) == "run,seed,epoch,step,loss\nnone,0,1,1,2.31965542\nnone,0,1,2,0.5\n");
 }

@@ -288,6 +288,25 @@ TEST_CASE("BatchNorm loads a state without num_batches_tracked as 0, strict too,
   REQUIRE_THROWS_WITH(net.load_state_dict(no_var), Catch::Contains("missing key(s) in state_dict: \"1.running_var\""));
 }
 
+TEST_CASE("composite batch_norm refuses what the fused op refuses, with the same message", "[norm][batch_norm]") {
+  // The fused op's messages, asserted in "BatchNorm errors name what was expected" below.
+  const Tensor one = Tensor::zeros({1, 3}), x = Tensor::zeros({4, 3}), zero = Tensor::zeros({3}),
+               three = Tensor::ones({3});
+  REQUIRE_THROWS_WITH(composite::batch_norm(one, zero, three, Tensor(), Tensor(), true, 0.1, 1e-5),
+                      "Expected more than 1 value per channel when training, got input size [1, 3]");
+  REQUIRE_THROWS_WITH(
+      composite::batch_norm(Tensor::zeros({1, 3, 1}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+      "Expected more than 1 value per channel when training, got input size [1, 3, 1]");
+  REQUIRE_THROWS_WITH(composite::batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false, 0.1, 1e-5),
+                      "batch_norm: running_mean and running_var are required when not training");
+  REQUIRE_THROWS_WITH(composite::batch_norm(x, Tensor::zeros({4}), three, Tensor(), Tensor(), true, 0.1, 1e-5),
+                      "batch_norm: expected running_mean of shape [3] for an input of shape [4, 3], got [4]");
+  REQUIRE_THROWS_WITH(
+      composite::batch_norm(Tensor::zeros({3}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+      "batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got [3]");
+  check_close(composite::batch_norm(one, zero, three, Tensor(), Tensor(), false, 0.1, 1e-5), {0, 0, 0}, 0, 0);
+}
+
 TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
   nn::BatchNorm1d bn(64);
   REQUIRE_THROWS_WITH(bn(Tensor::zeros({8, 32})),

@@ -119,6 +119,39 @@ TEST_CASE("GroupNorm refuses one value per group, as PyTorch", "[norm][group_nor
   CHECK(nn::GroupNorm(4, 4)(Tensor::zeros({0, 4})).shape() == Shape{0, 4});
 }
 
+TEST_CASE("composite group_norm refuses what the fused op refuses, with the same message", "[norm][group_norm]") {
+  REQUIRE_THROWS_WITH(composite::group_norm(Tensor::zeros({1, 4}), 4, Tensor(), Tensor()),
+                      "Expected more than 1 value per channel when training, got input size [1, 4]");
+  REQUIRE_THROWS_WITH(composite::group_norm(Tensor::zeros({1, 4, 1}), 4, Tensor::ones({4}), Tensor::zeros({4})),
+                      "Expected more than 1 value per channel when training, got input size [1, 4, 1]");
+  struct Case {
+    Shape shape;
+    int64_t groups;
+    Tensor weight;
+  };
+  const std::vector<Case> refused{{{1, 4}, 4, Tensor()}, {{1, 2, 1, 1}, 2, Tensor()}, {{2, 6, 3}, 4, Tensor()},
+                                  {{6}, 2, Tensor()},    {{2, 6}, 0, Tensor()},       {{2, 6}, 2, Tensor::ones({4})}};
+  auto message_of = [](const std::function<Tensor()>& call) -> std::string {
+    try {
+      (void)call();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const Case& c : refused) {
+    const Tensor x = Tensor::zeros(c.shape);
+    const std::string fused = message_of([&] { return group_norm(x, c.groups, c.weight, Tensor()); });
+    const std::string comp = message_of([&] { return composite::group_norm(x, c.groups, c.weight, Tensor()); });
+    INFO(to_string(c.shape) << " in " << c.groups << " groups");
+    CHECK(!fused.empty());
+    CHECK(comp == fused);
+  }
+  // One value per group of each example, but more than one in all: both compute (zeros), as PyTorch.
+  check_close(composite::group_norm(Tensor::from_vector({1, 2, 3, 5}, {2, 2}), 2, Tensor(), Tensor()), {0, 0, 0, 0}, 0,
+              0);
+}
+
 TEST_CASE("GroupNorm errors name what was expected", "[norm][group_norm]") {
   REQUIRE_THROWS_WITH(nn::GroupNorm(4, 6), Catch::Contains("num_channels must be divisible by num_groups") &&
                                                Catch::Contains("num_channels=6") && Catch::Contains("num_groups=4"));

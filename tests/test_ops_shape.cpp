@@ -15,7 +15,28 @@ TEST_CASE("transpose of a matrix", "[ops]") {
   CHECK(y.shape() == Shape{3, 2});
   check_close(y, {1, 4, 2, 5, 3, 6}, 0, 0);
   check_close(transpose(y), x, 0, 0);
-  REQUIRE_THROWS_WITH(transpose(Tensor::zeros({2, 3, 4})), Contains("expected a 2-D tensor, got shape [2, 3, 4]"));
+  REQUIRE_THROWS_WITH(transpose(Tensor::zeros({2, 3, 4})),
+                      Contains("transpose: expected a tensor with at most 2 dims (as torch.t), got shape [2, 3, 4]"));
+}
+
+TEST_CASE("transpose of a vector or a scalar returns it as it is, as torch.t", "[ops][autograd]") {
+  // PyTorch 1.13: torch.arange(3.).t() is tensor([0., 1., 2.]); a scalar's t() is itself; the
+  // gradient passes through unchanged (x.t() * [1, 2, 3] summed gives x.grad [1, 2, 3]).
+  Tensor v = Tensor::from_vector({1, 2, 3}).requires_grad_();
+  Tensor tv = transpose(v);
+  CHECK(tv.shape() == Shape{3});
+  check_close(tv, {1, 2, 3}, 0, 0);
+  sum(mul(tv, Tensor::from_vector({1, 2, 3}))).backward();
+  check_close(v.grad(), {1, 2, 3}, 0, 0);
+  Tensor s = Tensor::scalar(4.0f).requires_grad_();
+  Tensor ts = transpose(s);
+  CHECK(ts.dim() == 0);
+  CHECK(ts.item() == 4.0f);
+  mul(ts, Tensor::scalar(5.0f)).backward();
+  CHECK(s.grad().item() == 5.0f);
+  Generator gen(34);
+  check_gradients([](const std::vector<Tensor>& in) { return transpose(in[0]); }, {Tensor::randn({4}, gen)});
+  CHECK(transpose(Tensor::zeros({0})).shape() == Shape{0});
 }
 
 TEST_CASE("select_rows picks rows in order, repeats allowed", "[ops]") {

@@ -102,6 +102,36 @@ TEST_CASE("seed_table shows each norm's mean and range and the first seed's figu
                         Catch::Contains("| did not finish   (1 of 2 runs did not finish)\n"));
 }
 
+TEST_CASE("figure_text prints usual figures fixed and figures out of range in exponent form", "[lesson][seeds]") {
+  CHECK(lesson::figure_text(2.30258f) == "2.303");
+  CHECK(lesson::figure_text(2.30258, 4) == "2.3026");
+  CHECK(lesson::figure_text(999999.0) == "999999.000");
+  CHECK(lesson::figure_text(1e6) == "1.000e+06");
+  CHECK(lesson::figure_text(3.5386064e31) == "3.539e+31");
+  CHECK(lesson::figure_text(-3.5386064e31, 4) == "-3.5386e+31");
+  CHECK(lesson::figure_text(NAN) == "nan");
+  CHECK(lesson::figure_text(-INFINITY) == "-inf");
+}
+
+TEST_CASE("seed_table widens a column for figures out of range, so columns never run together", "[lesson][seeds]") {
+  // digits --lr 1e30 trains to finite losses near 3e31: once printed as 32-digit numbers
+  // that ran the columns together.
+  const std::vector<lesson::RunResult> runs{
+      finished(NormKind::None, 0, 3.1e31f, 4e31f, 0.10f), finished(NormKind::None, 1, 1e31f, 2e31f, 0.12f),
+      finished(NormKind::Batch, 0, 0.10f, 0.20f, 0.96f), finished(NormKind::Batch, 1, 0.30f, 0.40f, 0.90f)};
+  const std::string table = lesson::seed_table(runs, {NormKind::None, NormKind::Batch}, {0, 1});
+  INFO(table);
+  const std::string loss_gap(2, ' '), usual_gap(3, ' ');
+  CHECK(table == "over seeds 0, 1: mean [min, max]; right of the bar, seed 0 alone\n" + std::string(18, ' ') +
+                     "training loss" + std::string(21, ' ') + "validation loss" + std::string(19, ' ') +
+                     "val accuracy" + std::string(11, ' ') + "| train loss  val accuracy\n" +
+                     "no normalization  2.050e+31 [1.000e+31, 3.100e+31]" + loss_gap +
+                     "3.000e+31 [2.000e+31, 4.000e+31]" + loss_gap + "0.110 [0.100, 0.120]" + usual_gap +
+                     "| 3.100e+31   0.100\n" + "BatchNorm1d       0.200 [0.100, 0.300]" + std::string(14, ' ') +
+                     "0.300 [0.200, 0.400]" + std::string(14, ' ') + "0.930 [0.900, 0.960]" + usual_gap +
+                     "| 0.100       0.960\n");
+}
+
 TEST_CASE("refusal: a BatchNorm run that would meet a batch of one example is refused before training",
           "[lesson][seeds]") {
   lesson::TrainOptions o;

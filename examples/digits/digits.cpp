@@ -3,7 +3,8 @@
 // prints per norm the mean and range over seeds of the final figures (one seed: the lesson's
 //   <name> training loss X.XXX   val accuracy Y.YYY).
 // Exit codes: 0 all runs trained, 1 a run diverged, was refused or failed (the others still
-// train and every output is written), 2 bad options or input files (nothing trained).
+// train and every output is written) or the machine cannot give what the runs need (an
+// address-space limit, memory: nothing trained), 2 bad options or input files (nothing trained).
 #include "data/digits.hpp"
 
 #include <algorithm>
@@ -72,10 +73,10 @@ int print_model_summaries(const Settings& s) {
 // One whole line per call, so lines of runs training at once never interleave mid-line.
 void print_progress(const lesson::EpochReport& r) {
   char line[200];
-  std::snprintf(line, sizeof line, "[%s seed %llu] epoch %lld/%lld  mean loss %.4f  val accuracy %.3f  %.2f s\n",
+  std::snprintf(line, sizeof line, "[%s seed %llu] epoch %lld/%lld  mean loss %s  val accuracy %s  %.2f s\n",
                 lesson::short_name(r.norm).c_str(), static_cast<unsigned long long>(r.seed),
-                static_cast<long long>(r.epoch), static_cast<long long>(r.epochs), r.mean_loss, double(r.val_accuracy),
-                r.seconds);
+                static_cast<long long>(r.epoch), static_cast<long long>(r.epochs),
+                lesson::figure_text(r.mean_loss, 4).c_str(), lesson::figure_text(r.val_accuracy).c_str(), r.seconds);
   std::cerr << line << std::flush;
 }
 
@@ -177,7 +178,6 @@ bool written(Write&& write) {
 }
 
 int run(Settings s) {
-  if (s.threads) set_num_threads(*s.threads);
   for (NormKind norm : s.norms) {
     s.train.norm = norm;
     lesson::check_model_options(norm, s.train.net, s.train.model);
@@ -215,7 +215,10 @@ int run(Settings s) {
   }
   if (trainable == 0) throw UsageError(*refused.front());
   const int workers = std::min<int>(s.jobs, int(trainable));
+  // Before the thread count is set: OpenBLAS maps a buffer per thread as it is set, and under
+  // a limit too small for them it would hang there (address_limit.hpp).
   check_address_space(workers, s.threads.value_or(workers > 1 ? 1 : get_num_threads()));
+  if (s.threads) set_num_threads(*s.threads);
   prepare_save_directory(s);  // last: it creates the --save directory
   for (const std::optional<std::string>& why : refused)
     if (why && s.print) std::cerr << "digits: " << *why << std::endl;
@@ -270,6 +273,12 @@ int main(int argc, char** argv) {
   } catch (const fs::filesystem_error& e) {
     std::cerr << "digits: " << e.what() << std::endl;
     return 2;
+  } catch (const ResourceError& e) {
+    std::cerr << "digits: " << e.what() << std::endl;
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "digits: " << out_of_memory_message() << std::endl;
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "digits: error: " << e.what() << std::endl;
     return 1;

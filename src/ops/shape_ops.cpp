@@ -10,7 +10,9 @@ namespace minidl {
 Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
 
 Tensor transpose(const Tensor& x) {
-  if (x.dim() != 2) throw Error(cat("transpose: expected a 2-D tensor, got shape ", to_string(x.shape())));
+  if (x.dim() > 2)
+    throw Error(cat("transpose: expected a tensor with at most 2 dims (as torch.t), got shape ", to_string(x.shape())));
+  if (x.dim() < 2) return x.clone();  // torch.t returns a scalar or a vector as it is
   const int64_t rows = x.size(0), cols = x.size(1);
   Tensor out = Tensor::empty({cols, rows});
   for (int64_t i = 0; i < rows; ++i)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "minidl/tensor/error.hpp"
 
@@ -20,43 +21,79 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::string read_whole_file(const std::string& path) {
+bool is_blank_line(std::string_view line) {
+  for (char c : line)
+    if (!is_blank(c)) return false;
+  return true;
+}
+
+std::unique_ptr<std::istream> open_file(const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) throw UsageError(cat(path, ": is a directory, not a file"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(cat(path, ": cannot open the file (missing or unreadable)"));
-  // Read in chunks up to the limit, so a huge or endless input (a FIFO, /dev/zero) costs at
-  // most the limit, never all the memory there is.
-  std::string content;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    if (content.size() + size_t(in.gcount()) > kMaxTextBytes)
-      throw UsageError(cat(path, ": the file holds more than ", kMaxTextBytes, " bytes (", kMaxTextBytes >> 20,
-                           " MiB), more than any data file minidl reads"));
-    content.append(chunk, size_t(in.gcount()));
-  }
-  if (in.bad()) throw UsageError(cat(path, ": reading the file failed"));
-  return content;
+  auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*in) throw UsageError(cat(path, ": cannot open the file (missing or unreadable)"));
+  return in;
+}
+
+std::string too_large() {
+  return cat("the file holds more than ", kMaxTextBytes, " bytes (", kMaxTextBytes >> 20,
+             " MiB), more than any data file minidl reads");
 }
 
 }  // namespace
 
-TextLines::TextLines(std::string path) : TextLines(path, read_whole_file(path)) {}
+TextLines::TextLines(std::string path) : path_(std::move(path)), in_(open_file(path_)) {
+  // A regular file's size is known before reading it: refuse it whole, before its first line.
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path_, error) && std::filesystem::file_size(path_, error) > kMaxTextBytes)
+    fail_file(too_large());
+  if (!hold_next_content()) fail_file("the file is empty");
+}
 
-TextLines::TextLines(std::string name, std::string text) : path_(std::move(name)), text_(std::move(text)) {
-  content_end_ = text_.size();
-  while (content_end_ > 0 && is_blank(text_[content_end_ - 1])) --content_end_;
-  if (content_end_ == 0) fail_file("the file is empty");
+TextLines::TextLines(std::string name, std::string text)
+    : path_(std::move(name)), in_(std::make_unique<std::istringstream>(std::move(text))) {
+  if (!hold_next_content()) fail_file("the file is empty");
+}
+
+// Reads up to the next '\n' a byte at a time from the stream's buffer, so a line without an
+// end (one 50 MB line, /dev/zero) costs kMaxLineBytes at most.
+bool TextLines::read_line(std::string& line) {
+  line.clear();
+  std::streambuf& buffer = *in_->rdbuf();
+  const auto end = std::char_traits<char>::eof();
+  auto c = buffer.sbumpc();
+  if (c == end) return false;
+  ++lines_read_;
+  for (; c != end && c != '\n'; c = buffer.sbumpc()) {
+    if (line.size() == kMaxLineBytes)
+      throw UsageError(cat(path_, ", line ", lines_read_, ": the line is longer than ", kMaxLineBytes, " bytes (",
+                           kMaxLineBytes >> 20, " MiB), more than any line of a data file minidl reads"));
+    line.push_back(char(c));
+  }
+  bytes_read_ += line.size() + (c == '\n');
+  if (bytes_read_ > kMaxTextBytes) fail_file(too_large());
+  return true;
+}
+
+bool TextLines::hold_next_content() {
+  while (read_line(held_)) {
+    if (!is_blank_line(held_)) return holding_ = true;
+    ++blanks_before_;
+  }
+  blanks_before_ = 0;  // blank lines at the end are no lines
+  return false;
 }
 
 std::optional<std::string_view> TextLines::next() {
-  if (position_ >= content_end_) return std::nullopt;
-  size_t end = text_.find('\n', position_);
-  if (end == std::string::npos) end = text_.size();
-  std::string_view line(text_.data() + position_, end - position_);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  position_ = end + 1;
+  if (!holding_ && !hold_next_content()) return std::nullopt;
   ++line_number_;
+  if (blanks_before_ > 0) {
+    --blanks_before_;
+    return std::string_view();
+  }
+  holding_ = false;
+  std::string_view line(held_);
+  if (line.back() == '\r') line.remove_suffix(1);
   return line;
 }
 

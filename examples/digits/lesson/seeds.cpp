@@ -1,6 +1,7 @@
 #include "lesson/seeds.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -112,9 +113,7 @@ namespace {
 
 std::string cell(const Spread& s) {
   if (s.count == 0) return "no run finished";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.3f [%.3f, %.3f]", s.mean, s.min, s.max);
-  return text;
+  return cat(figure_text(s.mean), " [", figure_text(s.min), ", ", figure_text(s.max), "]");
 }
 
 std::string padded(std::string text, size_t width) {
@@ -122,27 +121,42 @@ std::string padded(std::string text, size_t width) {
   return text;
 }
 
+// The three figure columns of a norm's row: training loss, validation loss, val accuracy.
+using FigureCells = std::array<std::string, 3>;
+
+// Each column as wide as the usual figures need, wider when one is out of the usual range
+// (a loss of 3e+31), so columns never run together.
+std::array<size_t, 3> column_widths(const std::vector<FigureCells>& rows) {
+  std::array<size_t, 3> widths{23, 23, 23};
+  for (const FigureCells& cells : rows)
+    for (size_t c = 0; c < cells.size(); ++c) widths[c] = std::max(widths[c], cells[c].size() + 2);
+  return widths;
+}
+
+std::string first_seed_figures(const RunResult* run) {
+  if (!run || !run->ok()) return "did not finish";
+  return padded(figure_text(run->train_loss), 11) + " " + figure_text(run->val_accuracy);
+}
+
 }  // namespace
 
 std::string seed_table(const std::vector<RunResult>& results, const std::vector<NormKind>& norms,
                        const std::vector<uint64_t>& seeds) {
+  const std::vector<NormSpread> spreads = spreads_by_norm(results, norms, seeds);
+  std::vector<FigureCells> cells;
+  for (const NormSpread& row : spreads)
+    cells.push_back({cell(row.train_loss), cell(row.val_loss), cell(row.val_accuracy)});
+  const std::array<size_t, 3> widths = column_widths(cells);
   const std::string first = seeds.empty() ? std::string("-") : std::to_string(seeds.front());
   std::string table =
       cat("over seeds ", seeds_text(seeds), ": mean [min, max]; right of the bar, seed ", first, " alone\n");
-  table += padded("", 18) + padded("training loss", 23) + padded("validation loss", 23) + padded("val accuracy", 23) +
-           "| train loss  val accuracy\n";
-  for (const NormSpread& row : spreads_by_norm(results, norms, seeds)) {
-    std::string line = padded(display_name(row.norm, results.empty() ? Arch::MLP : results.front().arch), 18) +
-                       padded(cell(row.train_loss), 23) + padded(cell(row.val_loss), 23) +
-                       padded(cell(row.val_accuracy), 23) + "| ";
-    if (row.first_seed && row.first_seed->ok()) {
-      char figures[48];
-      std::snprintf(figures, sizeof figures, "%.3f       %.3f", double(row.first_seed->train_loss),
-                    double(row.first_seed->val_accuracy));
-      line += figures;
-    } else {
-      line += "did not finish";
-    }
+  table += padded("", 18) + padded("training loss", widths[0]) + padded("validation loss", widths[1]) +
+           padded("val accuracy", widths[2]) + "| train loss  val accuracy\n";
+  for (size_t r = 0; r < spreads.size(); ++r) {
+    const NormSpread& row = spreads[r];
+    std::string line = padded(display_name(row.norm, results.empty() ? Arch::MLP : results.front().arch), 18);
+    for (size_t c = 0; c < widths.size(); ++c) line += padded(cells[r][c], widths[c]);
+    line += "| " + first_seed_figures(row.first_seed);
     if (row.train_loss.count < row.runs)
       line += cat("   (", row.runs - row.train_loss.count, " of ", row.runs, " runs did not finish)");
     table += line + "\n";

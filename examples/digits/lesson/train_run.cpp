@@ -160,6 +160,14 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
   return {loss, float(double(correct) / double(targets.numel()))};
 }
 
+std::string figure_text(double value, int decimals) {
+  if (!std::isfinite(value)) return non_finite_text(float(value));
+  constexpr double kLargestFixed = 1e6;  // past it, fixed form is a row of digits
+  char text[64];
+  std::snprintf(text, sizeof text, std::fabs(value) < kLargestFixed ? "%.*f" : "%.*e", decimals, value);
+  return text;
+}
+
 std::string summary_line(const RunResult& result) {
   char line[160];
   if (!result.ok()) {
@@ -175,8 +183,9 @@ std::string summary_line(const RunResult& result) {
                   static_cast<long long>(last.epoch), static_cast<long long>(last.step));
     return line;
   }
-  std::snprintf(line, sizeof line, "%-17s training loss %.3f   val accuracy %.3f",
-                display_name(result.norm, result.arch).c_str(), double(result.train_loss), double(result.val_accuracy));
+  std::snprintf(line, sizeof line, "%-17s training loss %s   val accuracy %s",
+                display_name(result.norm, result.arch).c_str(), figure_text(result.train_loss).c_str(),
+                figure_text(result.val_accuracy).c_str());
   return line;
 }
 

@@ -113,6 +113,11 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
 /// "run \"batch\" (BatchNorm1d, seed 3)": how messages name a run.
 std::string run_label(NormKind norm, uint64_t seed, Arch arch = Arch::MLP);
 
+/// A figure as the results print it: fixed with `decimals` decimals below 1e6 in magnitude,
+/// exponent form beyond (a loss of 3.1e31 reads "3.100e+31", not 32 digits that run into
+/// the next column); "nan", "inf", "-inf" when not finite.
+std::string figure_text(double value, int decimals = 3);
+
 /// The lesson's line: "<name padded to 17> training loss X.XXX   val accuracy Y.YYY", or
 /// for a run that did not finish "<name padded to 17> diverged: loss nan at epoch E, step S"
 /// ("failed: ..." for one that stopped otherwise).

@@ -7,7 +7,8 @@ namespace minidl {
 
 /// Same as x.reshape(shape).
 Tensor reshape(const Tensor& x, const Shape& shape);
-/// Transpose of a matrix (a copy: minidl tensors are contiguous).
+/// Transpose of a matrix, as torch.t: a scalar or a vector comes back as it is (a copy:
+/// minidl tensors are contiguous); more than 2 dims is an error.
 Tensor transpose(const Tensor& x);
 /// x with dims d0 and d1 swapped (negative dims count from the end), as torch.transpose;
 /// a copy, since minidl tensors are contiguous. A rank-0 or rank-1 tensor accepts 0 / -1.

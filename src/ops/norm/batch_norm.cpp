@@ -48,15 +48,21 @@ Tensor empty_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bia
 
 }  // namespace
 
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps) {
+void detail::check_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                              const Tensor& weight, const Tensor& bias, bool training) {
   const kernels::ChannelNormLayout layout = channel_layout(x);
-  const Shape channels{layout.channels};
-  detail::check_channel_tensors("batch_norm", running_mean, running_var, weight, bias, layout.channels, x);
+  check_channel_tensors("batch_norm", running_mean, running_var, weight, bias, layout.channels, x);
   if (training && layout.per_channel() == 1)
     throw Error(cat("Expected more than 1 value per channel when training, got input size ", to_string(x.shape())));
   if (!training && !running_mean.defined())
     throw Error("batch_norm: running_mean and running_var are required when not training");
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  detail::check_batch_norm(x, running_mean, running_var, weight, bias, training);
+  const kernels::ChannelNormLayout layout = channel_layout(x);
+  const Shape channels{layout.channels};
   if (x.numel() == 0) return empty_batch_norm(x, weight, bias, layout.channels);
 
   // (3, C): mean, mean_rest, rstd; the forward's statistics, saved for the backward

@@ -6,6 +6,7 @@
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/ops/unary.hpp"
+#include "row_norm_op.hpp"
 
 namespace minidl::composite {
 namespace {
@@ -61,6 +62,7 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  detail::check_group_norm(x, num_groups, weight, bias);
   Tensor grouped = x.reshape({x.size(0), num_groups, -1});  // (N, G, C/G * positions)
   Tensor normalized = layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(x.shape());
   return affine(normalized, weight.defined() ? per_channel(weight, x.dim()) : Tensor(),
@@ -69,6 +71,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
+  detail::check_batch_norm(x, running_mean, running_var, weight, bias, training);
   Axes axes{0};  // every dim but the channels
   for (int64_t d = 2; d < x.dim(); ++d) axes.push_back(d);
   Tensor centered, variance;  // (N, C, *) and (1, C, 1, ...)

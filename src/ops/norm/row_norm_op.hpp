@@ -22,6 +22,17 @@ kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count);
 /// Throws unless t is undefined or has the given shape; `what` names t and the reason.
 void check_affine(const char* op, const char* what, const Tensor& t, const Shape& shape, const Tensor& x);
 
+/// group_norm's checks, shared with composite::group_norm so both refuse alike: x (N, C, *),
+/// C divisible by num_groups, weight and bias undefined or (C), and more than one value in
+/// all (F.group_norm's check, with PyTorch's message, in training and eval alike).
+void check_group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias);
+
+/// batch_norm's checks, shared with composite::batch_norm so both refuse alike: x (N, C, *),
+/// the per-channel tensors (check_channel_tensors), more than one value per channel when
+/// training (PyTorch's message), running statistics when not.
+void check_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                      const Tensor& bias, bool training);
+
 /// batch_norm's and sync_batch_norm's checks of their per-channel tensors: each undefined or
 /// of shape (C), and the running statistics given together.
 void check_channel_tensors(const char* op, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
