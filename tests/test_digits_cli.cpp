@@ -76,7 +76,7 @@ TEST_CASE("digits --batch-order trains on the file's batches: two orders, each a
   const int64_t n = replay.train_examples();
   const auto order_a = minidl::testing::strided_order(n, 2, 7, 100),
              order_b = minidl::testing::strided_order(n, 2, 11, 5);
-  const minidl::testing::HandSgd sgd{.lr = [](int64_t) { return 0.05; }};
+  const minidl::testing::HandOptimizer sgd{.lr = [](int64_t) { return 0.05; }};
   const auto a = replay.run(order_a, {}), b = replay.run(order_b, {});
   const minidl::testing::HandRun hand_a = replay.by_hand(order_a, sgd), hand_b = replay.by_hand(order_b, sgd);
   REQUIRE(a.losses.size() == 6);

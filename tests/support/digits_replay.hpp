@@ -76,10 +76,10 @@ class DigitsReplay {
   }
 
   /// The same start trained on the same batches by hand.
-  HandRun by_hand(const std::vector<std::vector<int64_t>>& order, const HandSgd& sgd) const {
+  HandRun by_hand(const std::vector<std::vector<int64_t>>& order, const HandOptimizer& optimizer) const {
     auto model = lesson::deep_net(lesson::NormKind::None, net_);
     model->load_state_dict(io::load_safetensors(dir_.file("none.safetensors")));
-    return hand_train(*model, batches_of(data_, order, kBatchSize), sgd);
+    return hand_train(*model, batches_of(data_, order, kBatchSize), optimizer);
   }
 
  private:

@@ -5,6 +5,7 @@
 // Only the gradients come from the library (its backward is checked op by op elsewhere); the
 // model is set to the reference's weights, rounded to float, before each step.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -17,13 +18,16 @@
 
 namespace minidl::testing {
 
-/// torch.optim.SGD with dampening 0 and nesterov off (all digits asks for), preceded by
-/// clip_grad_norm_ when clip is set, with lr(step) the learning rate of step 1, 2, ...
-struct HandSgd {
+/// torch.optim.SGD with dampening 0 and nesterov off (all digits asks for), or Adam / AdamW
+/// when adam_betas is set, preceded by clip_grad_norm_ when clip is set, with lr(step) the
+/// learning rate of step 1, 2, ...
+struct HandOptimizer {
   std::function<double(int64_t step)> lr;
-  double momentum = 0.0;
+  double momentum = 0.0;  // SGD
   double weight_decay = 0.0;
   std::optional<double> clip{};  // clip_grad_norm_'s max_norm (L2)
+  std::optional<std::array<double, 2>> adam_betas{};
+  bool decoupled_weight_decay = false;  // AdamW: p -= lr weight_decay p before the step
 };
 
 struct HandBatch {
@@ -75,11 +79,46 @@ inline bool clip_total_norm(std::vector<std::vector<double>>& grads, double max_
 
 }  // namespace detail
 
-/// Trains model from its current weights over batches, one SGD step each (torch.optim.SGD's
-/// algorithm: g += weight_decay p; b = g at the first step, else momentum b + g; p -= lr b).
-inline HandRun hand_train(nn::Module& model, const std::vector<HandBatch>& batches, const HandSgd& sgd) {
+namespace detail {
+
+// One parameter's state between steps: SGD's momentum buffer, or Adam's two moments.
+struct HandState {
+  double first = 0.0, second = 0.0;
+};
+
+// The documented update of one value w with gradient g at step t (1-based):
+//   SGD   g += weight_decay w; b = g at t = 1, else momentum b + g; w -= lr b
+//   Adam  g += weight_decay w (AdamW instead: w -= lr weight_decay w); m = b1 m + (1 - b1) g;
+//         v = b2 v + (1 - b2) g^2; w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + 1e-8)
+inline void hand_update(double& w, double g, HandState& state, int64_t t, double lr, const HandOptimizer& o) {
+  if (o.decoupled_weight_decay) {
+    w -= lr * o.weight_decay * w;
+  } else {
+    g += o.weight_decay * w;
+  }
+  if (o.adam_betas) {
+    const auto [b1, b2] = *o.adam_betas;
+    state.first = b1 * state.first + (1.0 - b1) * g;
+    state.second = b2 * state.second + (1.0 - b2) * g * g;
+    const double m_hat = state.first / (1.0 - std::pow(b1, double(t)));
+    const double v_hat = state.second / (1.0 - std::pow(b2, double(t)));
+    w -= lr * m_hat / (std::sqrt(v_hat) + 1e-8);
+    return;
+  }
+  if (o.momentum != 0.0) {
+    state.first = t == 1 ? g : o.momentum * state.first + g;
+    g = state.first;
+  }
+  w -= lr * g;
+}
+
+}  // namespace detail
+
+/// Trains model from its current weights over batches, one optimizer step each.
+inline HandRun hand_train(nn::Module& model, const std::vector<HandBatch>& batches, const HandOptimizer& optimizer) {
   nn::NamedTensors params = model.named_parameters();  // shares the model's storage
-  std::vector<std::vector<double>> weights(params.size()), momentum_buffers(params.size());
+  std::vector<std::vector<double>> weights(params.size());
+  std::vector<std::vector<detail::HandState>> states(params.size());
   for (size_t k = 0; k < params.size(); ++k)
     weights[k].assign(params[k].second.data(), params[k].second.data() + params[k].second.numel());
   HandRun run;
@@ -95,18 +134,12 @@ inline HandRun hand_train(nn::Module& model, const std::vector<HandBatch>& batch
     std::vector<std::vector<double>> grads(params.size());
     for (size_t k = 0; k < params.size(); ++k)
       grads[k].assign(params[k].second.grad().data(), params[k].second.grad().data() + params[k].second.numel());
-    if (sgd.clip && detail::clip_total_norm(grads, *sgd.clip)) ++run.clipped_steps;
-    const double lr = sgd.lr(int64_t(step) + 1);
+    if (optimizer.clip && detail::clip_total_norm(grads, *optimizer.clip)) ++run.clipped_steps;
+    const double lr = optimizer.lr(int64_t(step) + 1);
     for (size_t k = 0; k < params.size(); ++k) {
-      momentum_buffers[k].resize(weights[k].size());
-      for (size_t i = 0; i < weights[k].size(); ++i) {
-        double d = grads[k][i] + sgd.weight_decay * weights[k][i];
-        if (sgd.momentum != 0.0) {
-          momentum_buffers[k][i] = step == 0 ? d : sgd.momentum * momentum_buffers[k][i] + d;
-          d = momentum_buffers[k][i];
-        }
-        weights[k][i] -= lr * d;
-      }
+      states[k].resize(weights[k].size());
+      for (size_t i = 0; i < weights[k].size(); ++i)
+        detail::hand_update(weights[k][i], grads[k][i], states[k][i], int64_t(step) + 1, lr, optimizer);
     }
   }
   for (size_t k = 0; k < params.size(); ++k) run.weights[params[k].first] = weights[k];
