@@ -7,6 +7,7 @@
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
+#include "support/digits_replay.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -35,27 +36,62 @@ std::vector<std::string> with(const std::vector<std::string>& args, const std::v
 
 }  // namespace
 
-TEST_CASE("digits --batch-order with the same file twice gives identical curves", "[lesson]") {
+TEST_CASE("digits --batch-order with the same file twice gives identical curves, another file others", "[lesson]") {
   TempDir dir;
-  std::string order;
-  for (int epoch = 0; epoch < 2; ++epoch) {
-    for (int i = 0; i < 1437; ++i) order += std::to_string(epoch ? 1436 - i : (i * 7) % 1437) + (i < 1436 ? " " : "\n");
-  }
-  const std::string order_file = dir.write("order.txt", order);
-  auto run = [&](const std::string& curves, const std::string& seed, const std::string& threads) {
+  auto write_order = [&](const std::string& name, int64_t stride) {
+    std::string order;
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      for (int64_t i = 0; i < 1437; ++i)
+        order += std::to_string(epoch ? 1436 - i : (i * stride) % 1437) + (i < 1436 ? " " : "\n");
+    }
+    return dir.write(name, order);
+  };
+  const std::string order_a = write_order("a.txt", 7), order_b = write_order("b.txt", 11);
+  auto run = [&](const std::string& order, const std::string& curves, const std::string& seed,
+                 const std::string& threads) {
     ProcessResult o =
         digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2", "--batch-order",
-                     order_file, "--curves", dir.file(curves), "--seeds", seed, "--threads", threads, "--quiet"});
+                     order, "--curves", dir.file(curves), "--seeds", seed, "--threads", threads, "--quiet"});
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return slurp(dir.file(curves));
   };
-  const std::string first = run("a.csv", "0", "1");
+  const std::string first = run(order_a, "a.csv", "0", "1");
   CHECK(count_lines(first) == 1 + 3 * 2 * 23);
   CHECK(first.rfind("run,seed,epoch,step,loss\nnone,0,1,1,", 0) == 0);
-  CHECK(run("b.csv", "0", "1") == first);
-  CHECK(run("c.csv", "0", "2") == first);  // the thread count changes nothing
-  CHECK(run("d.csv", "5", "1") != first);  // another init
+  CHECK(run(order_a, "b.csv", "0", "1") == first);
+  CHECK(run(order_a, "c.csv", "0", "2") == first);  // the thread count changes nothing
+  CHECK(run(order_a, "d.csv", "5", "1") != first);  // another init
+  const std::string other_order = run(order_b, "e.csv", "0", "1");
+  CHECK(other_order != first);
+  CHECK(run(order_b, "f.csv", "0", "2") == other_order);
+}
+
+TEST_CASE("digits --batch-order trains on the file's batches: two orders, each as trained by hand", "[lesson]") {
+  // The same start in two orders: each run's curve and weights are those of SGD by hand on
+  // that order's batches (support/hand_trainer.hpp; the bounds are test_digits_trainer.cpp's),
+  // and far from the other order's. A program that read the file and shuffled its own way,
+  // or used one order for both, fails.
+  minidl::testing::DigitsReplay replay;
+  const int64_t n = replay.train_examples();
+  const auto order_a = minidl::testing::strided_order(n, 2, 7, 100),
+             order_b = minidl::testing::strided_order(n, 2, 11, 5);
+  const minidl::testing::HandOptimizer sgd{.lr = [](int64_t) { return 0.05; }};
+  const auto a = replay.run(order_a, {}), b = replay.run(order_b, {});
+  const minidl::testing::HandRun hand_a = replay.by_hand(order_a, sgd), hand_b = replay.by_hand(order_b, sgd);
+  REQUIRE(a.losses.size() == 6);
+  REQUIRE(b.losses.size() == 6);
+  double curves_apart = 0.0;
+  for (size_t s = 0; s < 6; ++s) {
+    INFO("step " << s + 1);
+    CHECK(a.losses[s] == Approx(hand_a.losses[s]).epsilon(1e-5));
+    CHECK(b.losses[s] == Approx(hand_b.losses[s]).epsilon(1e-5));
+    curves_apart = std::max(curves_apart, std::abs(a.losses[s] - b.losses[s]));
+  }
+  CHECK(curves_apart > 1e-3);
+  CHECK(minidl::testing::worst_excess(a.weights, hand_a.weights, 1e-6, 1e-5) <= 1.0);
+  CHECK(minidl::testing::worst_excess(b.weights, hand_b.weights, 1e-6, 1e-5) <= 1.0);
+  CHECK(minidl::testing::worst_excess(b.weights, hand_a.weights, 1e-6, 1e-5) > 100.0);
 }
 
 TEST_CASE("digits --jobs trains the runs concurrently with the results of running them one by one", "[lesson]") {

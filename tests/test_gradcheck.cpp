@@ -1,11 +1,13 @@
 // autograd::gradcheck, the public gradient check: it passes correct ops, fails a wrong
-// backward with a report naming the worst element, and checks its own options.
+// backward with a report naming the worst element, and checks its own options. The bounds the
+// op tests use (support/check.hpp) fail a backward 2% off.
 #include "minidl/autograd/gradcheck.hpp"
 #include "minidl/autograd/node.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;
 using autograd::gradcheck;
+using autograd::GradcheckFunction;
 using autograd::GradcheckOptions;
 
 namespace {
@@ -80,4 +82,66 @@ TEST_CASE("gradcheck: an input checked twice is not credited with the first chec
   auto square = [](const std::vector<Tensor>& in) { return in[0] * in[0]; };
   CHECK(gradcheck(square, {x}, {.raise_exception = false}).passed);
   CHECK(gradcheck(square, {x}, {.raise_exception = false}).passed);
+}
+
+namespace {
+// y's values with its gradient times factor on the way back: f's backward made `factor` off.
+Tensor scale_gradient(const Tensor& y, float factor) {
+  return record(y.detach().clone(), "ScaleGradient", {y},
+                [factor](const Tensor& dy) { return std::vector<Tensor>{dy * factor}; });
+}
+
+struct SizedCheck {
+  std::string op;
+  GradcheckFunction f;
+  std::vector<Tensor> inputs;
+  testing::GradTolerance tolerance;
+};
+
+std::vector<SizedCheck> sized_checks() {
+  Generator gen(11);
+  auto any = [&] { return Tensor::randn({3, 4}, gen); };
+  auto positive = [&] { return Tensor::rand({3, 4}, gen, 0.5f, 2.0f); };
+  using Inputs = const std::vector<Tensor>&;
+  const testing::GradTolerance smooth = testing::kSmoothOp;
+  return {
+      {"exp", [](Inputs in) { return exp(in[0]); }, {any()}, smooth},
+      {"log", [](Inputs in) { return log(in[0]); }, {positive()}, smooth},
+      {"sqrt", [](Inputs in) { return sqrt(in[0]); }, {positive()}, smooth},
+      {"rsqrt", [](Inputs in) { return rsqrt(in[0]); }, {positive()}, smooth},
+      {"sigmoid", [](Inputs in) { return sigmoid(in[0]); }, {any()}, smooth},
+      {"tanh", [](Inputs in) { return tanh(in[0]); }, {any()}, smooth},
+      {"pow 3", [](Inputs in) { return pow(in[0], 3.0f); }, {any()}, testing::kSteepOp},
+      {"pow -1.5", [](Inputs in) { return pow(in[0], -1.5f); }, {positive()}, testing::kSteepOp},
+      {"matmul", [](Inputs in) { return matmul(in[0], in[1]); }, {any(), Tensor::randn({4, 5}, gen)}, smooth},
+      {"log_softmax", [](Inputs in) { return log_softmax(in[0], 1); }, {any()}, smooth},
+      {"layer_norm",
+       [](Inputs in) { return layer_norm(in[0], {4}, in[1], in[2]); },
+       {any(), Tensor::randn({4}, gen, 1.0f, 0.3f), Tensor::randn({4}, gen)},
+       smooth},
+      {"conv2d",
+       [](Inputs in) { return conv2d(in[0], in[1], in[2], 1, 1); },
+       {Tensor::randn({2, 3, 5, 6}, gen), Tensor::randn({4, 3, 3, 3}, gen), Tensor::randn({4}, gen)},
+       testing::kLinearOp},
+      {"group_norm, one group of 36",
+       [](Inputs in) { return group_norm(in[0], 1, in[1], in[2]); },
+       {Tensor::randn({2, 6, 2, 3}, gen), Tensor::randn({6}, gen, 1.0f, 0.3f), Tensor::randn({6}, gen)},
+       testing::kNormOp},
+  };
+}
+}  // namespace
+
+TEST_CASE("the sized bounds pass each op's backward and fail it made 2% off", "[gradcheck]") {
+  for (const SizedCheck& c : sized_checks()) {
+    INFO(c.op << ": eps " << c.tolerance.eps << ", atol " << c.tolerance.atol << ", rtol " << c.tolerance.rtol);
+    testing::check_gradients(c.f, c.inputs, c.tolerance);
+    const GradcheckOptions options{
+        .eps = c.tolerance.eps, .atol = c.tolerance.atol, .rtol = c.tolerance.rtol, .raise_exception = false};
+    for (float factor : {1.02f, 0.98f}) {
+      const auto off = [&](const std::vector<Tensor>& in) { return scale_gradient(c.f(in), factor); };
+      const auto report = gradcheck(off, c.inputs, options);
+      INFO("backward times " << factor << ": " << report.message);
+      CHECK_FALSE(report.passed);
+    }
+  }
 }
