@@ -238,8 +238,8 @@ Comparison compare_to_threshold(const std::vector<double>& values, double thresh
 std::string margin_rule(const std::string& floors) {
   return cat(" A figure within its margin of a threshold (", kStandardErrors,
              " standard errors of its mean over seeds, at least ", floors,
-             "; the floor alone with one seed) is neither above nor below it; inconclusive: such a figure decides "
-             "the verdict.");
+             "; the floor alone with one seed) is neither above nor below it, and the verdict is \"inconclusive\" "
+             "when such a figure decides it.");
 }
 
 std::string comparison_text(const Comparison& c, int digits) {
