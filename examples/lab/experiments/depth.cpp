@@ -12,7 +12,10 @@ namespace {
 using lesson::NormKind;
 
 constexpr double kStuckLoss = 2.0;  // ln 10 = 2.303 is guessing; below 2.0 it has learned something
-constexpr double kLearnedAccuracy = 0.8;
+// Five times chance, far from both sides of the claim: the network without a norm sits at
+// chance (0.1) and the norms at 0.8 to 0.96. At 0.8 the line cut through GroupNorm's seeds
+// (0.62 to 0.96 at depth 8), so the last bits of the BLAS kernel decided the verdict.
+constexpr double kLearnedAccuracy = 0.5;
 constexpr double kGuessLoss = 2.302585, kChance = 0.1;  // what a diverged run counts as
 
 std::vector<int64_t> depths(const Settings& s) {

@@ -17,7 +17,7 @@ namespace {
 using lesson::Arch;
 using lesson::NormKind;
 
-constexpr double kLearnedAccuracy = 0.8;  // as the depth experiment's rule
+constexpr double kLearnedAccuracy = 0.8;  // learned well
 constexpr double kFastLoss = 0.5;         // "how fast": the first step whose last-10 mean loss is below it
 constexpr double kSpikeRise = 1.0;        // a spike: a batch loss this far above the lowest before it
 constexpr int64_t kWidth = 32;            // small, to keep the 64-block stacks within the lab's budget
