@@ -81,7 +81,9 @@ std::string datablock(const std::string& name, const std::vector<std::vector<dou
 // picks, so no rule decides on which side of a threshold a figure sits when it is within its
 // margin of it: the larger of kStandardErrors standard errors of the mean over seeds and a
 // floor the rule names. With one seed (--quick) the standard error is undefined and the floor
-// alone is the margin.
+// alone is the margin. A margin from five seeds cannot save a threshold that cuts through the
+// seeds themselves (one kernel's seeds all above it, another's straddling it): such a rule
+// draws its line away from every set-up's figures instead (depth's "learns").
 
 /// How many standard errors of the mean over seeds a margin spans.
 constexpr double kStandardErrors = 2.0;
