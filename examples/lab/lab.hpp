@@ -46,9 +46,18 @@ struct Job {
   std::function<std::vector<Record>()> run;
 };
 
-// NotRun: what the experiment needs is missing from this build (it says what in Outcome::why).
-enum class Verdict { Held, HeldPartly, DidNotHold, NotRun };
-std::string verdict_text(Verdict verdict);  // "held", "held partly", "did not hold", "not run"
+// Inconclusive: a figure the rule compares sits within its margin of a threshold, and the
+// verdict would differ on either side. NotRun: what the experiment needs is missing from this
+// build (it says what in Outcome::why).
+enum class Verdict { Held, HeldPartly, DidNotHold, Inconclusive, NotRun };
+// "held", "held partly", "did not hold", "inconclusive", "not run"
+std::string verdict_text(Verdict verdict);
+
+/// The verdict and the figures the rule looked at: a function of the records alone.
+struct Decision {
+  Verdict verdict = Verdict::DidNotHold;
+  std::string why;
+};
 
 /// What an experiment concludes from its records.
 struct Outcome {
@@ -76,9 +85,20 @@ class Experiment {
   virtual std::vector<Job> plan(const Context& context) const = 0;
   /// The seeds its runs use (the report names them): all of --seeds unless the grid is too large.
   virtual std::vector<uint64_t> seeds_used(const Settings& settings) const { return settings.seeds; }
-  /// Turns the records of all jobs (in plan order) into the table, pictures and verdict;
-  /// pictures are drawn into settings.out_dir.
-  virtual Outcome judge(const std::vector<Record>& records, const Settings& settings) const = 0;
+  /// The verdict by rule() from the records of all jobs (in plan order); draws nothing, so the
+  /// tests judge constructed records with it.
+  virtual Decision decide(const std::vector<Record>& records, const Settings& settings) const = 0;
+  /// The table and pictures of the records (pictures drawn into settings.out_dir); the verdict
+  /// and why are left to decide().
+  virtual Outcome describe(const std::vector<Record>& records, const Settings& settings) const = 0;
+  /// describe()'s table and pictures with decide()'s verdict.
+  Outcome judge(const std::vector<Record>& records, const Settings& settings) const {
+    Outcome out = describe(records, settings);
+    const Decision decision = decide(records, settings);
+    out.verdict = decision.verdict;
+    out.why = decision.why;
+    return out;
+  }
 };
 
 }  // namespace minidl::lab

@@ -62,6 +62,8 @@ std::string verdict_text(Verdict verdict) {
       return "held";
     case Verdict::HeldPartly:
       return "held partly";
+    case Verdict::Inconclusive:
+      return "inconclusive";
     case Verdict::NotRun:
       return "not run";
     case Verdict::DidNotHold:

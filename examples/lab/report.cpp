@@ -82,7 +82,12 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
       "0.05, batch 64, 5 epochs on the digits), changing one thing at a time, over several seeds; others check "
       "a layer exactly, or train the digits' CNN, residual MLPs, or the lesson on several processes under "
       "mpirun. Every verdict is computed by the program from the figures, by the rule printed before "
-      "them. Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run depth`); "
+      "them. A rule never decides on which side of a threshold a figure of training runs sits when the figure is "
+      "within its margin of it (2 standard errors of its mean over seeds, at least a floor the rule names): such "
+      "a verdict reads \"inconclusive\", so the last bits of chaotic runs, which change with the BLAS kernel, "
+      "do not change a verdict (the ctest `lab.run_all_quick` compares the quick lab's verdicts under each "
+      "OpenBLAS core type the CPU runs). Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run "
+      "depth`); "
       "`lab list` names them. A new experiment is one file in `examples/lab/experiments/` (an `Experiment`: "
       "name, claim, lesson source, set-up, rule, plan of jobs, judgement) and one line in "
       "`examples/lab/registry.cpp`.\n\n";

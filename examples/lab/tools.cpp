@@ -1,5 +1,6 @@
 #include "tools.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -76,10 +77,14 @@ std::vector<Record> where_num(const std::vector<Record>& records, const std::str
   return out;
 }
 
-lesson::Spread spread(const std::vector<Record>& records, const std::string& figure) {
+std::vector<double> values_of(const std::vector<Record>& records, const std::string& figure) {
   std::vector<double> values;
   for (const Record& r : records) values.push_back(r.num(figure));
-  return lesson::spread_of(values);
+  return values;
+}
+
+lesson::Spread spread(const std::vector<Record>& records, const std::string& figure) {
+  return lesson::spread_of(values_of(records, figure));
 }
 
 double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as) {
@@ -89,9 +94,30 @@ double mean_counting_failures(const std::vector<Record>& records, const std::str
 
 lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
                                         double failed_as) {
+  return lesson::spread_of(values_counting_failures(records, figure, failed_as));
+}
+
+std::vector<double> values_counting_failures(const std::vector<Record>& records, const std::string& figure,
+                                             double failed_as) {
   std::vector<double> values;
   for (const Record& r : records) values.push_back(std::isnan(r.num(figure)) ? failed_as : r.num(figure));
-  return lesson::spread_of(values);
+  return values;
+}
+
+std::vector<double> paired_differences(const std::vector<Record>& a, const std::vector<Record>& b,
+                                       const std::string& figure, double failed_as) {
+  auto value = [&](const Record& r) { return std::isnan(r.num(figure)) ? failed_as : r.num(figure); };
+  std::vector<double> differences;
+  for (const Record& first : a) {
+    const auto second = where_num(b, "seed", first.num("seed"));
+    if (second.size() != 1)
+      throw Error(cat("paired_differences: seed ", first.num("seed"), " has ", second.size(),
+                      " records on the other side of the comparison, expected 1"));
+    differences.push_back(value(first) - value(second.front()));
+  }
+  if (a.size() != b.size())
+    throw Error(cat("paired_differences: ", a.size(), " records against ", b.size(), ", expected one per seed each"));
+  return differences;
 }
 
 size_t count_status(const std::vector<Record>& records, const std::string& status) {
@@ -196,6 +222,74 @@ std::string datablock(const std::string& name, const std::vector<std::vector<dou
     text += "\n";
   }
   return text + "EOD\n";
+}
+
+Comparison compare_to_threshold(const std::vector<double>& values, double threshold, double floor) {
+  if (!(floor > 0.0)) throw Error(cat("compare_to_threshold: the floor must be positive, got ", floor));
+  const lesson::Spread s = lesson::spread_of(values);
+  if (s.count == 0) throw Error(cat("compare_to_threshold: no finite value among ", values.size()));
+  Comparison c;
+  c.mean = s.mean;
+  c.margin = std::max(floor, kStandardErrors * s.sd / std::sqrt(double(s.count)));
+  c.side = c.mean > threshold + c.margin ? Side::Above : c.mean < threshold - c.margin ? Side::Below : Side::Within;
+  return c;
+}
+
+std::string margin_rule(const std::string& floors) {
+  return cat(" A figure within its margin of a threshold (", kStandardErrors,
+             " standard errors of its mean over seeds, at least ", floors,
+             "; the floor alone with one seed) is neither above nor below it, and the verdict is \"inconclusive\" "
+             "when such a figure decides it.");
+}
+
+std::string comparison_text(const Comparison& c, int digits) {
+  return fixed(c.mean, digits) + " +- " + fixed(c.margin, digits);
+}
+
+Truth above(const Comparison& c) {
+  return c.side == Side::Above ? Truth::Yes : c.side == Side::Below ? Truth::No : Truth::Unsure;
+}
+
+Truth below(const Comparison& c) { return negation(above(c)); }
+
+Truth negation(Truth t) { return t == Truth::Yes ? Truth::No : t == Truth::No ? Truth::Yes : Truth::Unsure; }
+
+Truth all_of(const std::vector<Truth>& parts) {
+  Truth all = Truth::Yes;
+  for (Truth t : parts) all = std::min(all, t);  // No < Unsure < Yes
+  return all;
+}
+
+Truth any_of(const std::vector<Truth>& parts) {
+  Truth any = Truth::No;
+  for (Truth t : parts) any = std::max(any, t);
+  return any;
+}
+
+Truth truth_of(bool holds) { return holds ? Truth::Yes : Truth::No; }
+
+std::string exact_rule() {
+  return " These figures are exact computations, not training runs: float rounding (about 1e-7) on one side of a "
+         "threshold, a visible effect on the other, orders of magnitude apart on every BLAS kernel, so they are "
+         "compared without a margin.";
+}
+
+std::string truth_text(Truth t, const std::string& yes, const std::string& no) {
+  return t == Truth::Yes ? yes : t == Truth::No ? no : "within the margin";
+}
+
+Verdict verdict_of(const std::vector<Truth>& parts) {
+  if (parts.empty()) throw Error("verdict_of: a rule needs at least one part");
+  const auto yes = std::count(parts.begin(), parts.end(), Truth::Yes);
+  const auto no = std::count(parts.begin(), parts.end(), Truth::No);
+  if (yes == std::ssize(parts)) return Verdict::Held;
+  if (no == std::ssize(parts)) return Verdict::DidNotHold;
+  if (yes > 0 && no > 0) return Verdict::HeldPartly;
+  return Verdict::Inconclusive;
+}
+
+Truth greater(const Bounds& a, const Bounds& b) {
+  return a.low > b.high ? Truth::Yes : a.high <= b.low ? Truth::No : Truth::Unsure;
 }
 
 }  // namespace minidl::lab

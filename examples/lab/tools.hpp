@@ -36,6 +36,15 @@ double mean_counting_failures(const std::vector<Record>& records, const std::str
 /// The spread of a figure over records, a run that did not finish counting as `failed_as`.
 lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
                                         double failed_as);
+/// The figure of each record.
+std::vector<double> values_of(const std::vector<Record>& records, const std::string& figure);
+/// The figure of each record, a run that did not finish (NaN) counting as `failed_as`.
+std::vector<double> values_counting_failures(const std::vector<Record>& records, const std::string& figure,
+                                             double failed_as);
+/// Per seed, a's figure minus b's (a run that did not finish counting as `failed_as`), the
+/// records matched by their "seed" field; throws naming a seed that one side lacks.
+std::vector<double> paired_differences(const std::vector<Record>& a, const std::vector<Record>& b,
+                                       const std::string& figure, double failed_as);
 /// How many of the records have that status ("ok", "diverged", "refused", "failed").
 size_t count_status(const std::vector<Record>& records, const std::string& status);
 /// Per norm, a line "$name x mean min max" per value of the key, for plotting against it.
@@ -66,5 +75,61 @@ std::string anchor(const std::string& heading);
 std::string norm_line(lesson::NormKind norm);
 /// A gnuplot datablock "$name << EOD ... EOD" holding rows of space-separated columns.
 std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows);
+
+// ---- Verdicts with a margin ----
+// A figure of chaotic training runs moves with the summation order of the BLAS kernel the CPU
+// picks, so no rule decides on which side of a threshold a figure sits when it is within its
+// margin of it: the larger of kStandardErrors standard errors of the mean over seeds and a
+// floor the rule names. With one seed (--quick) the standard error is undefined and the floor
+// alone is the margin. A margin from five seeds cannot save a threshold that cuts through the
+// seeds themselves (one kernel's seeds all above it, another's straddling it): such a rule
+// draws its line away from every set-up's figures instead (depth's "learns").
+
+/// How many standard errors of the mean over seeds a margin spans.
+constexpr double kStandardErrors = 2.0;
+/// The floors the training experiments use: 0.02 of accuracy is 7 of the 360 validation
+/// examples; 0.05 of loss is about 2% of guessing's ln 10.
+constexpr double kAccuracyFloor = 0.02;
+constexpr double kLossFloor = 0.05;
+
+enum class Side { Below, Within, Above };
+struct Comparison {
+  Side side = Side::Within;
+  double mean = 0.0;    // of the finite values
+  double margin = 0.0;  // max(floor, kStandardErrors * sd / sqrt(count)); the floor alone for one value
+};
+/// The mean of the values (NaN left out) against threshold: Above or Below when it is more than
+/// the margin away, else Within. Throws when no value is finite or the floor is not positive.
+Comparison compare_to_threshold(const std::vector<double>& values, double threshold, double floor);
+/// The sentence every rule ends with: how wide the margin is (floors names the rule's floors,
+/// "0.02 of accuracy") and what a figure within it does.
+std::string margin_rule(const std::string& floors);
+/// "0.889 +- 0.058": the mean and its margin.
+std::string comparison_text(const Comparison& c, int digits = 3);
+
+/// A part of a rule: yes, no, or unsure when a comparison it rests on is within its margin.
+enum class Truth { No, Unsure, Yes };
+Truth above(const Comparison& c);  // Yes when Above, No when Below, Unsure when Within
+Truth below(const Comparison& c);  // Yes when Below, No when Above, Unsure when Within
+Truth negation(Truth t);
+Truth all_of(const std::vector<Truth>& parts);  // No when any is No, else Unsure when any is
+Truth any_of(const std::vector<Truth>& parts);  // Yes when any is Yes, else Unsure when any is
+/// Yes or No: a part that rests on an exact count or check.
+Truth truth_of(bool holds);
+/// The sentence the rules of exact checks end with: why they compare without a margin.
+std::string exact_rule();
+/// The text for yes or no, or "within the margin" when unsure.
+std::string truth_text(Truth t, const std::string& yes, const std::string& no);
+/// Held when every part is Yes, did not hold when every part is No, held partly when some are
+/// Yes and some No, inconclusive when an unsure part could tip it either way. Throws when
+/// there are no parts.
+Verdict verdict_of(const std::vector<Truth>& parts);
+
+/// A figure built from unsure parts (a count of cells, the largest lr reaching a target), known
+/// to lie between low (every unsure part counted against it) and high (for it).
+struct Bounds {
+  double low = 0.0, high = 0.0;
+};
+Truth greater(const Bounds& a, const Bounds& b);  // Yes when a.low > b.high, No when a.high <= b.low
 
 }  // namespace minidl::lab

@@ -96,7 +96,8 @@ class BatchMatesExperiment : public Experiment {
     return cat("held when BatchNorm's spread over batch mates exceeds ", kLeak,
                " on every seed and, for LayerNorm, RMSNorm and GroupNorm on every seed, the spread, the train/eval "
                "difference and the batch-size difference are all at most ",
-               kRounding, " (float rounding); held partly when only one of the two parts holds; else did not hold.");
+               kRounding, " (float rounding); held partly when only one of the two parts holds; else did not hold.",
+               exact_rule());
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -114,11 +115,25 @@ class BatchMatesExperiment : public Experiment {
                         }});
     return jobs;
   }
-  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+  Decision decide(const std::vector<Record>& records, const Settings&) const override {
+    bool leaks = true, stable = true;
+    for (NormKind norm : norms()) {
+      const auto mine = where(records, {{"norm", lesson::short_name(norm)}});
+      const lesson::Spread mates = spread(mine, "spread_over_mates"), mode = spread(mine, "train_vs_eval"),
+                           sizes = spread(mine, "across_batch_sizes");
+      if (norm == NormKind::Batch) leaks = mates.min > kLeak;
+      else stable = stable && mates.max <= kRounding && mode.max <= kRounding && sizes.max <= kRounding;
+    }
+    return {verdict_of({truth_of(leaks), truth_of(stable)}),
+            cat("BatchNorm's output ", leaks ? "moves" : "does not move enough", " with its batch mates; ",
+                stable ? "LayerNorm, RMSNorm and GroupNorm stay within float rounding (see the bit-for-bit column)"
+                       : "a per-example norm moved more than float rounding",
+                ".")};
+  }
+  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    bool leaks = true, stable = true;
     size_t i = 0;
     auto sci = [](double v) {
       char text[32];
@@ -132,8 +147,6 @@ class BatchMatesExperiment : public Experiment {
       rows.push_back(
           {lesson::display_name(norm), sci(mates.max), sci(mode.max), sci(sizes.max), bits.min == 1.0 ? "yes" : "no"});
       bars.push_back({double(i++), std::max(mates.max, 1e-12)});
-      if (norm == NormKind::Batch) leaks = mates.min > kLeak;
-      else stable = stable && mates.max <= kRounding && mode.max <= kRounding && sizes.max <= kRounding;
     }
     out.table = "Largest over seeds:\n\n" + markdown_table({"norm", "spread over batch mates", "train vs eval",
                                                             "batch of 64 vs 2 and 1", "mates and mode bit for bit"},
@@ -148,11 +161,6 @@ class BatchMatesExperiment : public Experiment {
         "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
     draw(s.out_dir, "batch_mates.png", script);
     out.pictures = {"batch_mates.png"};
-    out.verdict = leaks && stable ? Verdict::Held : leaks || stable ? Verdict::HeldPartly : Verdict::DidNotHold;
-    out.why = cat("BatchNorm's output ", leaks ? "moves" : "does not move enough", " with its batch mates; ",
-                  stable ? "LayerNorm, RMSNorm and GroupNorm stay within float rounding (see the bit-for-bit column)"
-                         : "a per-example norm moved more than float rounding",
-                  ".");
     return out;
   }
 };

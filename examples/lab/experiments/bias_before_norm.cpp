@@ -84,7 +84,8 @@ class BiasBeforeNormExperiment : public Experiment {
                " times the largest weight gradient, while before LayerNorm the outputs differ by more than ", kVisible,
                " and the bias gradient exceeds ", kVisible,
                "; held partly when only the BatchNorm or only the LayerNorm part holds; else did not hold. The "
-               "training table is shown, not judged.");
+               "training table is shown, not judged.",
+               exact_rule());
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -112,7 +113,19 @@ class BiasBeforeNormExperiment : public Experiment {
         }
     return jobs;
   }
-  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+  Decision decide(const std::vector<Record>& records, const Settings&) const override {
+    bool batch_part = true, layer_part = true;
+    for (const Record& r : where(records, {{"part", "exact"}, {"norm", "batch"}}))
+      batch_part = batch_part && r.num("output_difference") <= kRounding &&
+                   r.num("bias_gradient") <= kRounding * r.num("weight_gradient");
+    for (const Record& r : where(records, {{"part", "exact"}, {"norm", "layer"}}))
+      layer_part = layer_part && r.num("output_difference") > kVisible && r.num("bias_gradient") > kVisible;
+    return {verdict_of({truth_of(batch_part), truth_of(layer_part)}),
+            cat("Before BatchNorm the bias ",
+                batch_part ? "changes nothing beyond rounding and gets no gradient" : "was not removed by this rule",
+                "; before LayerNorm it ", layer_part ? "changes the outputs and gets a gradient" : "was removed", ".")};
+  }
+  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
     auto sci = [](double v) {
       char text[32];
@@ -120,7 +133,6 @@ class BiasBeforeNormExperiment : public Experiment {
       return std::string(text);
     };
     std::vector<std::vector<std::string>> rows;
-    bool batch_part = true, layer_part = true;
     std::vector<std::vector<double>> bars;
     for (NormKind norm : {NormKind::Batch, NormKind::Layer}) {
       const auto mine = where(records, {{"part", "exact"}, {"norm", lesson::short_name(norm)}});
@@ -129,12 +141,6 @@ class BiasBeforeNormExperiment : public Experiment {
       rows.push_back({lesson::display_name(norm), sci(diff.min) + " to " + sci(diff.max),
                       sci(grad.min) + " to " + sci(grad.max), sci(wgrad.min) + " to " + sci(wgrad.max)});
       bars.push_back({norm == NormKind::Batch ? 0.0 : 1.0, std::max(diff.max, 1e-12), std::max(grad.max, 1e-12)});
-      for (const Record& r : mine) {
-        if (norm == NormKind::Batch)
-          batch_part = batch_part && r.num("output_difference") <= kRounding &&
-                       r.num("bias_gradient") <= kRounding * r.num("weight_gradient");
-        else layer_part = layer_part && r.num("output_difference") > kVisible && r.num("bias_gradient") > kVisible;
-      }
     }
     out.table =
         "Exact part, over seeds:\n\n" + markdown_table({"norm after the Linear", "max output difference, bias vs none",
@@ -159,13 +165,6 @@ class BiasBeforeNormExperiment : public Experiment {
         "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
     draw(s.out_dir, "bias_before_norm.png", script);
     out.pictures = {"bias_before_norm.png"};
-    out.verdict = batch_part && layer_part   ? Verdict::Held
-                  : batch_part || layer_part ? Verdict::HeldPartly
-                                             : Verdict::DidNotHold;
-    out.why =
-        cat("Before BatchNorm the bias ",
-            batch_part ? "changes nothing beyond rounding and gets no gradient" : "was not removed by this rule",
-            "; before LayerNorm it ", layer_part ? "changes the outputs and gets a gradient" : "was removed", ".");
     return out;
   }
 };

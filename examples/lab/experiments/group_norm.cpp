@@ -54,6 +54,12 @@ GroupNormEnds measure_group_norm_ends(uint64_t seed, int64_t n, int64_t c, int64
 
 namespace {
 
+std::string sci(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
 class GroupNormExperiment : public Experiment {
  public:
   std::string name() const override { return "group_norm"; }
@@ -73,7 +79,8 @@ class GroupNormExperiment : public Experiment {
   }
   std::string rule() const override {
     return cat("held when on every seed both ends match within ", kRounding,
-               "; held partly when one end does; else did not hold. The training table is shown, not judged.");
+               "; held partly when one end does; else did not hold. The training table is shown, not judged.",
+               exact_rule());
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -97,13 +104,17 @@ class GroupNormExperiment : public Experiment {
       }
     return jobs;
   }
-  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+  Decision decide(const std::vector<Record>& records, const Settings&) const override {
+    const auto exact = where(records, {{"part", "exact"}});
+    const lesson::Spread one = spread(exact, "one_group_vs_layer_norm"),
+                         all = spread(exact, "c_groups_vs_instance_norm");
+    return {verdict_of({truth_of(one.max <= kRounding), truth_of(all.max <= kRounding)}),
+            cat("G = 1 against LayerNorm: ", sci(one.max), "; G = C against per-channel normalization: ", sci(all.max),
+                ". In the network, G = 64 leaves one value per group, so every GroupNorm outputs its "
+                "bias whatever the input (as BatchNorm would at a batch of one).")};
+  }
+  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
-    auto sci = [](double v) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.2g", v);
-      return std::string(text);
-    };
     const auto exact = where(records, {{"part", "exact"}});
     const lesson::Spread one = spread(exact, "one_group_vs_layer_norm"),
                          all = spread(exact, "c_groups_vs_instance_norm");
@@ -130,12 +141,6 @@ class GroupNormExperiment : public Experiment {
         "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
     draw(s.out_dir, "group_norm.png", script);
     out.pictures = {"group_norm.png"};
-    const bool first = one.max <= kRounding, last = all.max <= kRounding;
-    out.verdict = first && last ? Verdict::Held : first || last ? Verdict::HeldPartly : Verdict::DidNotHold;
-    out.why =
-        cat("G = 1 against LayerNorm: ", sci(one.max), "; G = C against per-channel normalization: ", sci(all.max),
-            ". In the network, G = 64 leaves one value per group, so every GroupNorm outputs its "
-            "bias whatever the input (as BatchNorm would at a batch of one).");
     return out;
   }
 };

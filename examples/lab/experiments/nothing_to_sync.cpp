@@ -184,17 +184,19 @@ class NothingToSync : public Experiment {
       }
     return jobs;
   }
-  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+  Decision decide(const std::vector<Record>& records, const Settings& s) const override {
+    if (not_run(records)) return {Verdict::NotRun, "not run: MPI support not built."};
+    return verdict(records, s);
+  }
+  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
-    if (!records.empty() && records.front().text("status") == "not run") {
-      out.verdict = Verdict::NotRun;
+    if (not_run(records)) {
       out.table = "Not run: MPI support not built (configure with MPI: docs/distributed.md).\n";
-      out.why = "not run: MPI support not built.";
-      return out;
+    } else {
+      out.table = accuracy_table(records, s) + "\n" + traffic_table(s);
+      out.pictures = {draw_picture(records, s)};
     }
-    out.table = accuracy_table(records, s) + "\n" + traffic_table(s);
-    out.pictures = {draw_picture(records, s)};
-    return verdict(records, s, out);
+    return out;
   }
 
  private:
@@ -257,7 +259,11 @@ class NothingToSync : public Experiment {
     return "nothing_to_sync.png";
   }
 
-  static Outcome verdict(const std::vector<Record>& records, const Settings& s, Outcome out) {
+  static bool not_run(const std::vector<Record>& records) {
+    return !records.empty() && records.front().text("status") == "not run";
+  }
+  static Decision verdict(const std::vector<Record>& records, const Settings& s) {
+    Decision out;
     auto same_everywhere = [&](const char* label) {
       for (int n : rank_counts(s))
         if (n > 1 && !shift_at(records, label, n).same()) return false;

@@ -80,6 +80,8 @@ std::string list(const std::vector<double>& v, int digits) {
   return text + "]";
 }
 
+bool matches(const Record& worked) { return worked.num("largest_difference") <= worked.num("tolerance"); }
+
 class RmsOffset : public Experiment {
  public:
   std::string name() const override { return "rms_offset"; }
@@ -101,7 +103,8 @@ class RmsOffset : public Experiment {
                " of 0 at every offset, RMSNorm's output mean exceeds ", kKept,
                " at offsets 10 and 100 (for x = z + c the mean is about c / sqrt(1 + c^2)), and every worked "
                "example matches the lesson's printed digits (within half a unit of the last digit); held partly "
-               "when the offset part or the worked examples hold but not both; else did not hold.");
+               "when the offset part or the worked examples hold but not both; else did not hold.",
+               exact_rule());
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
@@ -138,11 +141,24 @@ class RmsOffset : public Experiment {
                     }});
     return jobs;
   }
-  Outcome judge(const std::vector<Record>& records, const Settings& s) const override {
+  Decision decide(const std::vector<Record>& records, const Settings&) const override {
+    bool offset_part = true, worked_part = true;
+    for (double offset : offsets()) {
+      const auto mine = where_num(where(records, {{"part", "offset"}}), "offset", offset);
+      const lesson::Spread ln = spread(mine, "layer_norm_mean"), rms = spread(mine, "rms_norm_mean");
+      offset_part = offset_part && std::max(std::fabs(ln.min), std::fabs(ln.max)) <= kCentered;
+      if (offset >= 10.0) offset_part = offset_part && rms.min > kKept;
+    }
+    for (const Record& r : where(records, {{"part", "worked"}})) worked_part = worked_part && matches(r);
+    return {verdict_of({truth_of(offset_part), truth_of(worked_part)}),
+            cat(offset_part ? "LayerNorm centers every offset away; RMSNorm passes it through, scaled"
+                            : "the offset part failed its rule",
+                "; ", worked_part ? "every worked example matches" : "a worked example does not match", ".")};
+  }
+  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> points;
-    bool offset_part = true;
     for (double offset : offsets()) {
       const auto mine = where_num(where(records, {{"part", "offset"}}), "offset", offset);
       const lesson::Spread in = spread(mine, "input_mean"), ln = spread(mine, "layer_norm_mean"),
@@ -150,20 +166,14 @@ class RmsOffset : public Experiment {
       rows.push_back({plain(offset), mean_range(in), mean_range(ln, 6), mean_range(rms, 4),
                       fixed(offset / std::sqrt(1.0 + offset * offset), 4)});
       points.push_back({offset, ln.mean, rms.mean});
-      offset_part = offset_part && std::max(std::fabs(ln.min), std::fabs(ln.max)) <= kCentered;
-      if (offset >= 10.0) offset_part = offset_part && rms.min > kKept;
     }
     out.table =
         "Output means, mean [min, max] over seeds:\n\n" +
         markdown_table({"offset c", "input mean", "LayerNorm output mean", "RMSNorm output mean", "c / sqrt(1 + c^2)"},
                        rows);
     std::vector<std::vector<std::string>> worked;
-    bool worked_part = true;
-    for (const Record& r : where(records, {{"part", "worked"}})) {
-      const bool ok = r.num("largest_difference") <= r.num("tolerance");
-      worked_part = worked_part && ok;
-      worked.push_back({r.text("example"), r.text("expected"), r.text("computed"), ok ? "yes" : "no"});
-    }
+    for (const Record& r : where(records, {{"part", "worked"}}))
+      worked.push_back({r.text("example"), r.text("expected"), r.text("computed"), matches(r) ? "yes" : "no"});
     out.table +=
         "\nThe lesson's worked examples:\n\n" + markdown_table({"example", "lesson", "minidl", "matches"}, worked);
     std::string script = plot_header("rms_offset.png", 800, 460);
@@ -179,12 +189,6 @@ class RmsOffset : public Experiment {
         "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
     draw(s.out_dir, "rms_offset.png", script);
     out.pictures = {"rms_offset.png"};
-    out.verdict = offset_part && worked_part   ? Verdict::Held
-                  : offset_part || worked_part ? Verdict::HeldPartly
-                                               : Verdict::DidNotHold;
-    out.why = cat(offset_part ? "LayerNorm centers every offset away; RMSNorm passes it through, scaled"
-                              : "the offset part failed its rule",
-                  "; ", worked_part ? "every worked example matches" : "a worked example does not match", ".");
     return out;
   }
 };

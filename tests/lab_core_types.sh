@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the quick lab under every OpenBLAS core type this CPU can run (Sandybridge, Haswell,
+# SkylakeX) and fails when their verdicts differ: a rule never decides on the last bits of a
+# chaotic run, which change with the kernel's summation order (examples/lab/tools.hpp).
+# Usage: lab_core_types.sh LAB_EXECUTABLE OUT_DIR
+set -euo pipefail
+lab=$1
+out=$2
+types=()
+for flag_and_type in avx:Sandybridge avx2:Haswell avx512f:SkylakeX; do
+  grep -qw "${flag_and_type%%:*}" /proc/cpuinfo 2>/dev/null && types+=("${flag_and_type#*:}")
+done
+((${#types[@]})) || types=(default)
+for type in "${types[@]}"; do
+  mkdir -p "$out/$type"
+  start=$SECONDS
+  if [[ $type == default ]]; then
+    "$lab" run all --quick --jobs 2 --out "$out/$type" > "$out/$type.txt"
+  else
+    OPENBLAS_CORETYPE=$type "$lab" run all --quick --jobs 2 --out "$out/$type" > "$out/$type.txt"
+  fi
+  grep -v '^The last run' "$out/$type.txt" > "$out/$type.verdicts"
+  echo "lab_core_types: $type: $(wc -l < "$out/$type.verdicts") verdicts in $((SECONDS - start)) s"
+done
+first=${types[0]}
+status=0
+for type in "${types[@]:1}"; do
+  if ! diff "$out/$first.verdicts" "$out/$type.verdicts" > "$out/$type.diff"; then
+    echo "lab_core_types: the verdicts under $type differ from those under $first:"
+    cat "$out/$type.diff"
+    status=1
+  fi
+done
+((${#types[@]} > 1)) || echo "lab_core_types: one core type only ($first): nothing to compare"
+((status)) || echo "lab_core_types: the same verdicts under ${types[*]}"
+exit $status
