@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The README's demo command: set-up (missing Debian packages, configure, build; see
-# scripts/setup.sh), then the lesson's experiment, build/examples/digits/digits, over seeds 0-4 by
-# default. Arguments go to digits (bash scripts/demo.sh --help lists them). The loss curves,
-# the validation curves and the summary go to build/curves.csv, build/val_curves.csv and
-# build/summary.json unless --curves, --val-curves or --summary say otherwise, and
-# scripts/plot_curves.sh draws them to a PNG beside the curves (build/curves.png). The layers'
-# statistics go to build/stats.csv (unless --stats says otherwise) and scripts/plot_stats.sh
-# draws their four pictures beside it (stats_1_activations.png ... stats_4_update_ratio.png).
+# The README's demo command: set-up (missing Debian packages, configure, and a build of the
+# digits program alone; see scripts/setup.sh), then the lesson's experiment,
+# build/examples/digits/digits, over seeds 0-4 by default. Arguments go to digits
+# (bash scripts/demo.sh --help lists them). The loss curves, the validation curves and the
+# summary go to build/curves.csv, build/val_curves.csv and build/summary.json unless
+# --curves, --val-curves or --summary say otherwise, and scripts/plot_curves.sh draws them to
+# a PNG beside the curves (build/curves.png). The layers' statistics go to build/stats.csv
+# (unless --stats says otherwise) and scripts/plot_stats.sh draws their four pictures beside
+# it (stats_1_activations.png ... stats_4_update_ratio.png).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +15,7 @@ build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 plot_script="$repo/scripts/plot_curves.sh"
 stats_script="$repo/scripts/plot_stats.sh"
 
-bash "$repo/scripts/setup.sh"
+bash "$repo/scripts/setup.sh" --target digits
 digits="$build_dir/examples/digits/digits"
 
 # The caller's --NAME FILE / --NAME=FILE, else the default in build/, added to the arguments.

@@ -2,12 +2,15 @@
 # The set-up behind both README commands (scripts/demo.sh, scripts/test.sh):
 #   1. installs minidl's Debian packages that are missing (needs root: apt-get update once,
 #      then apt-get install -y), and
-#   2. configures (Release unless build/ says otherwise) and builds everything into build/.
+#   2. configures (Release unless build/ says otherwise) and builds into build/: everything,
+#      or only the named targets and what they need.
 # Safe to run again: with the packages there and the build up to date it takes seconds.
 #
-# Usage: bash scripts/setup.sh [--with-torch]
-#   --with-torch  also install python3-torch (large): the PyTorch cross-checks (ctest label
-#                 torch) and the fixture generators need it; without it those tests skip
+# Usage: bash scripts/setup.sh [--with-torch] [--target NAME]...
+#   --with-torch   also install python3-torch (large): the PyTorch cross-checks (ctest label
+#                  torch) and the fixture generators need it; without it those tests skip
+#   --target NAME  build only NAME (a CMake target, e.g. digits) and its dependencies;
+#                  may be given more than once (scripts/demo.sh builds only digits)
 # Environment: MINIDL_BUILD_DIR (default: build), MINIDL_JOBS (default: nproc),
 # MINIDL_EXTRA_PACKAGES (more Debian packages to install with the rest), MINIDL_CMAKE_ARGS
 # (more cmake options, e.g. -DMINIDL_WERROR=ON as CI passes).
@@ -26,18 +29,25 @@ die() {
   exit 1
 }
 
-for arg in "$@"; do
-  case "$arg" in
+targets=()
+while (($# > 0)); do
+  case "$1" in
     --with-torch) packages+=(python3-torch) ;;
+    --target)
+      [[ -n "${2:-}" ]] || { echo "setup.sh: error: --target needs a target name, e.g. --target digits" >&2; exit 2; }
+      targets+=(--target "$2")
+      shift
+      ;;
     -h | --help)
-      sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
-      echo "setup.sh: error: unknown option '$arg' (expected --with-torch or --help)" >&2
+      echo "setup.sh: error: unknown option '$1' (expected --with-torch, --target NAME or --help)" >&2
       exit 2
       ;;
   esac
+  shift
 done
 
 # True when dpkg has the package fully installed (not merely known, or removed with its
@@ -79,8 +89,8 @@ configure_and_build() {
   # otherwise by hand keeps its settings.
   read -r -a cmake_args <<<"${MINIDL_CMAKE_ARGS:-}"
   cmake -S "$repo" -B "$build_dir" "${cmake_args[@]}" || die "configuring $build_dir failed (see the messages above)"
-  cmake --build "$build_dir" -j "$jobs" || die "building $build_dir failed (see the messages above)"
-  echo "setup.sh: built $build_dir"
+  cmake --build "$build_dir" -j "$jobs" "${targets[@]}" || die "building $build_dir failed (see the messages above)"
+  echo "setup.sh: built ${targets[*]:-everything} in $build_dir"
 }
 
 install_missing_packages

@@ -5,13 +5,14 @@
 # cross-checks (ctest label `torch`) under each of those kernels. Extra arguments go to ctest
 # alone (and skip the rest), e.g.
 #   bash scripts/test.sh -R norm
-# The cross-checks need Debian's python3-torch (`bash scripts/setup.sh --with-torch`); without
-# it they are skipped, except in CI (CI=true or MINIDL_REQUIRE_TORCH=1), where that fails.
+# The cross-checks need Debian's python3-torch, which set-up installs with the rest; where
+# it is missing they are skipped, except in CI (CI=true or MINIDL_REQUIRE_TORCH=1), where that
+# fails.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
-bash "$repo/scripts/setup.sh"
+bash "$repo/scripts/setup.sh" --with-torch
 if (($# > 0)); then
   exec ctest --test-dir "$build_dir" --output-on-failure -j2 "$@"
 fi
