@@ -1,5 +1,6 @@
 #pragma once
-// minidl: a small deep-learning framework. One include for all of it.
+// minidl: a small deep-learning framework. One include for all of it but data parallelism
+// (minidl/distributed/*.hpp), whose classes exist only in a build with MPI.
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/gradcheck.hpp"
 #include "minidl/autograd/hooks.hpp"
