@@ -112,7 +112,7 @@ TEST_CASE("read_digits_csv reads values, tolerates CRLF and a trailing newline",
 TEST_CASE("read_digits_csv counts a long line's columns without storing them", "[data]") {
   TempDir dir;
   std::string line(1'000'000, ',');
-  line += '\n';  // appended, not `+ "\n"`: GCC 12 at -O1 takes that for an overflow
+  line += '\n';  // appended, not `+ "\n"`: GCC 12 optimizing takes that for an overflow
   const std::string path = dir.write("digits.csv", line);
   REQUIRE_THROWS_WITH(data::read_digits_csv(path), Catch::Contains("got 1000001"));
 }
