@@ -40,6 +40,11 @@ minidl_require(nlohmann_json_FOUND "nlohmann/json" nlohmann-json3-dev)
 if(MINIDL_BUILD_EXAMPLES OR MINIDL_BUILD_TESTS OR MINIDL_BUILD_BENCHMARKS OR MINIDL_BUILD_FUZZERS)
   find_package(cxxopts QUIET)
   minidl_require(cxxopts_FOUND "cxxopts" libcxxopts-dev)
+  # cxxopts parses option names and integers by hand instead of with <regex>, whose
+  # templates are most of the compile time of every file that includes it
+  # (docs/build-time.md). It comes with the target: every file that includes cxxopts.hpp
+  # belongs to a target that links cxxopts::cxxopts, so no program sees two definitions.
+  set_property(TARGET cxxopts::cxxopts APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS CXXOPTS_NO_REGEX)
 endif()
 if(MINIDL_BUILD_TESTS)
   find_package(Catch2 2 QUIET)

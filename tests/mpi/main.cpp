@@ -1,7 +1,6 @@
 // The library's distributed tests, run by ctest under mpirun (mpi.library_np1/2/4): every
 // rank runs every test case; a failure on any rank fails the run. The cases only compare
 // values each rank can compute alone, so they never wait on a rank that failed.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include "minidl/distributed/environment.hpp"
