@@ -62,8 +62,8 @@ std::vector<kernels::GemmCall> record_gemm_calls(F&& f) {
 /// While alive, denormal inputs read as zero and denormal results are flushed to zero on
 /// this thread (MXCSR's DAZ and FTZ). A replay chains thousands of products of its filler
 /// values through buffers the workload reused, so they shrink into denormals, which Intel
-/// cores compute about 100x slower: without this the lesson's replay took longer than the
-/// lesson itself. The workload never meets denormals, so its floor must not either.
+/// cores compute far slower (docs/benchmarks.md, "The GEMM floor"). The workload never meets
+/// denormals, so its floor must not either.
 class FlushDenormals {
  public:
   FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }  // FTZ (bit 15) | DAZ (bit 6)

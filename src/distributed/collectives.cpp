@@ -126,8 +126,8 @@ class Divided {
 // neighbour passes on (reduce-scatter), then in N - 1 more passes the finished blocks round
 // (allgather). Each rank sends 2 (N - 1) / N of the buffer, the least any allreduce can.
 // Every block is summed once, in one order, and copied to the others, so every rank ends
-// with the same bits. OpenMPI's default choice for large buffers on one machine moved
-// 33.6 MB in 21-38 ms on 2 ranks where this ring takes 13 ms (docs/distributed.md).
+// with the same bits. OpenMPI's default choice for large buffers on one machine is slower
+// (docs/distributed.md, "The allreduce" and "Speed").
 template <typename T, typename Own>
 void ring_sum(const Own& own, std::span<T> out, MPI_Datatype type) {
   const int p = world_size(), r = rank(), right = (r + 1) % p, left = (r + p - 1) % p;

@@ -10,11 +10,8 @@ namespace {
 
 std::atomic<GemmRewrite> rewrite_mode{GemmRewrite::Rule};  // set_gemm_rewrite's choice
 
-// One row times a matrix. Packing costs more than the row's products: under Haswell's
-// kernels the batch-1 Linear forward (1, 64) x (64, 64)^T takes 2.1 us as sgemm against 0.38
-// us as sgemv, its input gradient 0.88 against 0.29 (bench/bench_gemm_forms). Within their
-// window of 10^6 multiply-adds the small-matrix kernels beat sgemv (0.16 and 0.09 us), so
-// those cores keep sgemm there; past it they pack too (1024 x 1024: sgemv 4x faster).
+// One row times a matrix: packing costs more than the row's products, except within the
+// small-matrix kernels' window of 10^6 multiply-adds (docs/benchmarks.md, "One row times a matrix").
 bool row_as_gemv(bool transpose_a, int64_t m, int64_t n, int64_t k) {
   if (m != 1 || transpose_a) return false;
   return !blas_has_small_matrix_kernels() || n * k > 1000000;

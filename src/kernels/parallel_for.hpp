@@ -1,7 +1,7 @@
 #pragma once
 // One loop, on OpenMP threads only when it is long enough: `#pragma omp parallel for if (false)`
-// still enters the OpenMP runtime (a team of one), about 0.6-0.9 us a loop here, more than the
-// whole loop over a (64, 64) tensor costs. Small loops must not pay it.
+// still enters the OpenMP runtime (a team of one), which costs more than the whole loop over
+// a (64, 64) tensor (docs/benchmarks.md, "What makes it fast"). Small loops must not pay it.
 #include <algorithm>
 #include <cstdint>
 

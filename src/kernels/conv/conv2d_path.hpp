@@ -9,11 +9,9 @@ namespace minidl::kernels {
 
 enum class Conv2dPath { Im2col, Winograd };
 
-/// The measured rule (docs/cnn.md, `bench_conv --what paths`): Winograd where it applies, with
-/// at least kWinogradMinChannels input and output channels and outputs of at least
-/// kWinogradMinSide x kWinogradMinSide. There it took 1.25-2.25x less time than im2col + sgemm
-/// under both OpenBLAS kernels; on 8x8 and smaller it was slower as often as faster (the
-/// digits' conv3, 32 -> 32 on 4x4: 0.75-0.84x), and on 3 channels even at 32x32 (1.0-1.4x).
+/// The measured rule: Winograd where it applies, with at least kWinogradMinChannels input and
+/// output channels and outputs of at least kWinogradMinSide x kWinogradMinSide, where it was
+/// faster under both OpenBLAS kernels (docs/cnn.md, "Which path, measured").
 constexpr int64_t kWinogradMinChannels = 8;
 constexpr int64_t kWinogradMinSide = 16;
 bool winograd_pays(const Conv2dGeometry& g);

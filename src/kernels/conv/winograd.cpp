@@ -413,8 +413,7 @@ bool winograd_applies(const Conv2dGeometry& g) {
 }
 
 int64_t winograd_chunk(const Conv2dGeometry& g) {
-  // 1 MB each of V and M, so both stay in a 2 MB L2: on the (32, 64, 32, 32) layer (one
-  // image a chunk) 4 MB chunks took 5-17% longer.
+  // 1 MB each of V and M, so both stay in a 2 MB L2 (docs/cnn.md, "Winograd F(2x2, 3x3)").
   constexpr int64_t kTransformFloats = int64_t(1) << 18;
   const TileGrid t(g);
   const int64_t per_image = std::max<int64_t>(1, kPoints * std::max(g.in_channels, g.out_channels) * t.per_image());

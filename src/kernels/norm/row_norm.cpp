@@ -61,20 +61,8 @@ struct GroupMoments {
 // together (lane_sums8). The first sums x - x[0]: exact for values near each other, so a
 // mean of 1e4 against a spread of 1e-1 keeps its digits in float sums.
 //
-// The rows' scalar steps after each sum run as one 8-lane float vector. Float is enough:
-// each step is one correctly rounded operation (relative error <= u = 2^-24), and each adds
-// less error than its sum already has. A float sum of n values rounds each term through at
-// most a = n / 16 + 5 additions (a lane's run, low + high, lane_totals8's 3 rounds, the
-// tail; 7 for n = 64), so it is within about a u sum|terms| of exact.
-//   Mean: s = S / n adds u |S| / n <= u mean|x - x[0]|, under the sum's own
-//   a u mean|x - x[0]|; mean + mean_rest = x[0] + s exactly (TwoSum: nothing is lost to a
-//   large mean).
-//   rstd: Q / n, + eps, sqrt and 1 / add u / 2 + u / 2 + u + u = 3u of relative error,
-//   2u more than double's one rounding to float, against the a u / 2 (3.5u for n = 64)
-//   it has from Q (terms >= 0).
-// So for the lesson's 64 values rstd stays within 6.5u (4.5u in double), the normalized
-// values within about 9u: far under the 2e-5 the float32 tests allow. Double stays where
-// it does more than this, adding a long row's flushes (LaneSums, past 16 * kLaneRun).
+// The rows' scalar steps after each sum run as one 8-lane float vector: each adds less error
+// than its sum already has (the bound: docs/numerics.md, "Row norms: float scalar steps").
 // The first pass: mean and mean_rest of the `count` rows from x (n values each).
 void group_mean(GroupMoments& g, const float* x, int64_t count, int64_t n) {
   double sums[1][kGroupRows];
