@@ -49,17 +49,17 @@ TEST_CASE("a backward written in place leaves a gradient a hook kept as it was",
 }
 
 TEST_CASE("a backward written in place gives the same bits as one into a new buffer", "[autograd]") {
-  // The Linear + Tanh op's backward takes its gradient in place; with a hook holding that
-  // gradient it writes a new buffer instead. Both give the weight the same gradient.
+  // Tanh's backward takes its gradient in place; with a hook holding that gradient it writes
+  // a new buffer instead. Both give the weight the same gradient.
   Generator gen(7);
   const Tensor x = Tensor::randn({5, 4}, gen);
   const Tensor w = Tensor::randn({3, 4}, gen), b = Tensor::randn({3}, gen);
   auto weight_grad = [&](bool hold) {
     Tensor wl = w.clone().requires_grad_(), bl = b.clone().requires_grad_();
-    Tensor hidden = linear_tanh(x, wl, bl);
+    Tensor hidden = tanh(linear(x, wl, bl));
     std::vector<Tensor> held;
     if (hold) hidden.register_hook([&held](const Tensor& g) { held.push_back(g); });
-    Tensor out = linear_tanh(hidden, Tensor::randn({2, 3}, gen).requires_grad_(), Tensor());
+    Tensor out = tanh(linear(hidden, Tensor::randn({2, 3}, gen).requires_grad_(), Tensor()));
     sum(out * out).backward();
     if (hold) REQUIRE(held.size() == 1);
     return std::pair{values(wl.grad()), values(bl.grad())};

@@ -162,9 +162,7 @@ TEST_CASE("StatsRecorder's hooks are on the layers only while a step is armed", 
   stats.watch_parameters(model);
   const Tensor x = Tensor::randn({5, 3}, gen);
   auto hooked = [&] { return model[0]->has_hooks() || model[1]->has_hooks(); };
-  auto last_op = [&] { return model(x).grad_fn()->name; };
-  CHECK_FALSE(hooked());             // watching registers nothing
-  CHECK(last_op() == "LinearTanh");  // an unarmed step takes the fused path
+  CHECK_FALSE(hooked());  // watching registers nothing
   stats.arm(1);
   CHECK(model[1]->has_hooks());
   stats.arm(1);  // arming again adds no second hook
@@ -174,7 +172,6 @@ TEST_CASE("StatsRecorder's hooks are on the layers only while a step is armed", 
   stats.before_update();
   stats.after_update();
   CHECK_FALSE(hooked());  // the step's end takes the hooks off
-  CHECK(last_op() == "LinearTanh");
   size_t outputs = 0;
   for (const StatsRow& r : stats.rows()) outputs += r.quantity == "output" && r.statistic == "mean";
   CHECK(outputs == 1);

@@ -189,7 +189,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       grad = run_grad_hooks(*node->grad_hooks, std::move(grad));
       keep_retained_grad(*node->grad_hooks, grad);
     }
-    GradList input_grads;
+    std::vector<Tensor> input_grads;
     try {
       input_grads = node->backward(grad);
     } catch (const SavedTensorModified& e) {  // say which backward needed the changed values

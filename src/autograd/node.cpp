@@ -9,7 +9,7 @@ namespace {
 
 // Moves out of `inputs` every producer node that only this edge keeps alive, so the
 // caller destroys it in a loop instead of recursively.
-void detach_inputs(NodeInputs& inputs, std::vector<std::shared_ptr<Node>>& pending) {
+void detach_inputs(std::vector<std::shared_ptr<TensorImpl>>& inputs, std::vector<std::shared_ptr<Node>>& pending) {
   for (auto& input : inputs) {
     if (input && input.use_count() == 1 && input->grad_fn && input->grad_fn.use_count() == 1)
       pending.push_back(std::move(input->grad_fn));

@@ -211,25 +211,27 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor
   if (!want_x && !want_w && !want_b) return out;
   const SavedTensor saved_x(x);
   const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
-  return record(out, "SyncBatchNorm", {x, weight, bias}, [=, shape = x.shape()](const Tensor& g) -> GradList {
-    Tensor stats_handle = saved_stats;  // read only
-    const kernels::NormStats s = detail::stats_rows(stats_handle, true, C);
-    const Tensor x_value = saved_x.unpack();
-    std::vector<double> sums = local_grad_sums(g.data(), x_value.data(), s, layout);
-    Tensor dx, dw, db;
-    if (want_w) dw = Tensor::empty(channels);
-    if (want_b) db = Tensor::empty(channels);
-    for (int64_t c = 0; c < C; ++c) {  // weight and bias: this rank's shard (DDP averages them)
-      if (want_w) dw.data()[c] = float(sums[size_t(C + c)]);
-      if (want_b) db.data()[c] = float(sums[size_t(c)]);
-    }
-    if (want_x) {
-      all_reduce(std::span<double>(sums));
-      dx = Tensor::empty(shape);
-      input_grad(dx.data(), g.data(), x_value.data(), s, detail::data_or_null(saved_w.unpack()), sums, count, layout);
-    }
-    return {dx, dw, db};
-  });
+  return record(out, "SyncBatchNorm", {x, weight, bias},
+                [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+                  Tensor stats_handle = saved_stats;  // read only
+                  const kernels::NormStats s = detail::stats_rows(stats_handle, true, C);
+                  const Tensor x_value = saved_x.unpack();
+                  std::vector<double> sums = local_grad_sums(g.data(), x_value.data(), s, layout);
+                  Tensor dx, dw, db;
+                  if (want_w) dw = Tensor::empty(channels);
+                  if (want_b) db = Tensor::empty(channels);
+                  for (int64_t c = 0; c < C; ++c) {  // weight and bias: this rank's shard (DDP averages them)
+                    if (want_w) dw.data()[c] = float(sums[size_t(C + c)]);
+                    if (want_b) db.data()[c] = float(sums[size_t(c)]);
+                  }
+                  if (want_x) {
+                    all_reduce(std::span<double>(sums));
+                    dx = Tensor::empty(shape);
+                    input_grad(dx.data(), g.data(), x_value.data(), s, detail::data_or_null(saved_w.unpack()), sums,
+                               count, layout);
+                  }
+                  return {dx, dw, db};
+                });
 }
 
 Tensor SyncBatchNorm::forward(const Tensor& input) {

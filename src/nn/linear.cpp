@@ -34,11 +34,6 @@ Tensor Linear::forward(const Tensor& input) {
   return linear(input, weight, bias);  // folds any leading dims into one batch dim
 }
 
-Tensor Linear::forward_tanh(const Tensor& input) {
-  check_input(input);
-  return linear_tanh(input, weight, bias);
-}
-
 void Linear::check_input(const Tensor& input) const {
   if (input.dim() == 0 || input.size(-1) != in_features_)
     throw Error(cat("Linear: expected input of shape [*, ", in_features_, "] for weight of shape ",

@@ -18,7 +18,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   kernels::gelu_forward(out.data(), x.data(), x.numel(), tanh_approximation);
   if (!needs_grad({x})) return out;
   const SavedTensor saved(x);
-  return record(out, "Gelu", {x}, [saved, tanh_approximation](const Tensor& g) -> GradList {
+  return record(out, "Gelu", {x}, [saved, tanh_approximation](const Tensor& g) -> std::vector<Tensor> {
     const Tensor& v = saved.unpack();
     Tensor dx = Tensor::empty(v.shape());  // same shape as x
     kernels::gelu_backward(dx.data(), g.data(), v.data(), v.numel(), tanh_approximation);
@@ -31,7 +31,7 @@ Tensor silu(const Tensor& x) {
   kernels::silu_forward(out.data(), x.data(), x.numel());
   if (!needs_grad({x})) return out;
   const SavedTensor saved(x);
-  return record(out, "Silu", {x}, [saved](const Tensor& g) -> GradList {
+  return record(out, "Silu", {x}, [saved](const Tensor& g) -> std::vector<Tensor> {
     const Tensor& v = saved.unpack();
     Tensor dx = Tensor::empty(v.shape());
     kernels::silu_backward(dx.data(), g.data(), v.data(), v.numel());

@@ -49,14 +49,14 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
 
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor out = elementwise("add", a, b, [](float x, float y) { return x + y; });
-  return record(out, "Add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) -> GradList {
+  return record(out, "Add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) -> std::vector<Tensor> {
     return {sum_to(g, sa), sum_to(g, sb)};
   });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor out = elementwise("sub", a, b, [](float x, float y) { return x - y; });
-  return record(out, "Sub", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) -> GradList {
+  return record(out, "Sub", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) -> std::vector<Tensor> {
     return {sum_to(g, sa), neg(sum_to(g, sb))};
   });
 }
@@ -68,8 +68,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   SavedTensor saved_a = need_b ? SavedTensor(a) : SavedTensor();
   SavedTensor saved_b = need_a ? SavedTensor(b) : SavedTensor();
   return record(out, "Mul", {a, b}, [saved_a, saved_b, sa = a.shape(), sb = b.shape()](const Tensor& g) {
-    return GradList{saved_b.defined() ? sum_to(mul(g, saved_b.unpack()), sa) : Tensor(),
-                    saved_a.defined() ? sum_to(mul(g, saved_a.unpack()), sb) : Tensor()};
+    return std::vector<Tensor>{saved_b.defined() ? sum_to(mul(g, saved_b.unpack()), sa) : Tensor(),
+                               saved_a.defined() ? sum_to(mul(g, saved_a.unpack()), sb) : Tensor()};
   });
 }
 
@@ -83,7 +83,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
     Tensor ga = need_a ? sum_to(g_over_b, sa) : Tensor();
     // d(a/b)/db = -a / b^2 = -(g / b) (a / b)
     Tensor gb = saved_out.defined() ? sum_to(neg(mul(g_over_b, saved_out.unpack())), sb) : Tensor();
-    return GradList{ga, gb};
+    return std::vector<Tensor>{ga, gb};
   });
 }
 

@@ -77,7 +77,7 @@ Tensor conv2d_batched(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const SavedTensor saved_w = want_x ? SavedTensor(weight) : SavedTensor();
   return record(out, "Convolution", {x, weight, bias},
                 [g, winograd, saved_x, saved_w, cols, want_x, want_w, want_b, x_shape = x.shape(),
-                 w_shape = weight.shape()](const Tensor& dout) -> GradList {
+                 w_shape = weight.shape()](const Tensor& dout) -> std::vector<Tensor> {
                   Tensor dx = want_x ? Tensor::empty(x_shape) : Tensor();
                   Tensor dw = want_w ? Tensor::empty(w_shape) : Tensor();
                   Tensor db = want_b ? Tensor::empty({g.out_channels}) : Tensor();

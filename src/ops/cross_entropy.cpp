@@ -14,7 +14,7 @@
 #include "minidl/ops/softmax.hpp"
 #include "minidl/ops/unary.hpp"
 #include "minidl/tensor/error.hpp"
-#include "minidl/tensor/pooled_allocator.hpp"
+#include "tensor/small_blocks.hpp"
 
 namespace minidl {
 
@@ -34,7 +34,7 @@ namespace {
 
 constexpr int64_t kIgnored = -1;  // class index stored for a row whose target is ignore_index
 
-// The op's small buffers come from the free lists (pooled_allocator.hpp): at the lesson's
+// The op's small buffers come from the free lists (src/tensor/small_blocks.hpp): at the lesson's
 // batch sizes of 1 to 32 a call made seven mallocs and frees for them.
 template <typename T>
 using PooledVector = std::vector<T, detail::SmallBlockAllocator<T>>;
@@ -235,7 +235,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
 
   // PyTorch's cross_entropy is log_softmax and nll_loss: its result's grad_fn is NllLossBackward0.
   return record(out, "NllLoss", {logits},
-                [shape = logits.shape(), problem, probs, reduction, divisor](const Tensor& g) -> GradList {
+                [shape = logits.shape(), problem, probs, reduction, divisor](const Tensor& g) -> std::vector<Tensor> {
                   const Problem& p = *problem;
                   PooledVector<double> scale(size_t(p.n));  // (N) dL/dloss_i
                   for (int64_t i = 0; i < p.n; ++i) {

@@ -3,7 +3,6 @@
 #include "kernels/broadcast.hpp"
 #include "kernels/column_sums.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/tanh.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/ops/binary.hpp"
@@ -41,7 +40,7 @@ Tensor matmul_t(const Tensor& a, bool ta, const Tensor& b, bool tb) {
   kernels::gemm(ta, tb, d.m, d.n, d.k, 1.0f, a.data(), b.data(), 0.0f, out.data());
   const SavedTensor saved_a = needs_grad({b}) ? SavedTensor(a) : SavedTensor();
   const SavedTensor saved_b = needs_grad({a}) ? SavedTensor(b) : SavedTensor();
-  return record(out, "Mm", {a, b}, [saved_a, ta, saved_b, tb](const Tensor& g) -> GradList {
+  return record(out, "Mm", {a, b}, [saved_a, ta, saved_b, tb](const Tensor& g) -> std::vector<Tensor> {
     // C = op(A) op(B): dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed op flips back.
     const Tensor& sa = saved_a.unpack();
     const Tensor& sb = saved_b.unpack();
@@ -98,7 +97,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   const SavedTensor saved_b = needs_grad({a}) ? SavedTensor(b) : SavedTensor();
   return record(out, "Bmm", {a, b},
                 [saved_a, saved_b, a_at, b_at, n, k, m, count, batch, a_shape = a.shape(),
-                 b_shape = b.shape()](const Tensor& g) -> GradList {
+                 b_shape = b.shape()](const Tensor& g) -> std::vector<Tensor> {
                   // Per batch matrix dA = G B^T, dB = A^T G (sgemm transpose flags), summed over
                   // the batch dims that broadcasting expanded.
                   const Tensor& sa_saved = saved_a.unpack();
@@ -159,69 +158,51 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 namespace {
 
-// y = x W^T + b, then tanh(y) in place when then_tanh (linear_tanh).
-Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias, bool then_tanh) {
-  const Dims d = check_matmul(then_tanh ? "linear_tanh" : "linear", x, false, weight, true);
+// y = x W^T + b, x (N, in).
+Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const Dims d = check_matmul("linear", x, false, weight, true);
   if (bias.defined() && bias.shape() != Shape{d.n})
-    throw Error(cat(then_tanh ? "linear_tanh" : "linear", ": expected a bias of shape [", d.n, "], got ",
-                    to_string(bias.shape())));
+    throw Error(cat("linear: expected a bias of shape [", d.n, "], got ", to_string(bias.shape())));
   Tensor out = Tensor::empty({d.m, d.n});  // (N, out)
   kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), 0.0f, out.data());
   // Then the bias onto each row: a vector add per row, where copying the bias into every row
   // before a beta-1 sgemm took a memmove call per row (add_row_to_rows says what it rounds).
   if (bias.defined()) kernels::add_row_to_rows(out.data(), bias.data(), d.m, d.n);
-  if (then_tanh) kernels::tanh_forward(out.data(), out.data(), d.m * d.n);
   if (!needs_grad({x, weight, bias})) return out;
   const SavedTensor saved_x = needs_grad({weight}) ? SavedTensor(x) : SavedTensor();
   const SavedTensor saved_w = needs_grad({x}) ? SavedTensor(weight) : SavedTensor();
-  const SavedTensor saved_y = then_tanh ? SavedTensor::output(out, "LinearTanh") : SavedTensor();
   const bool want_bias = needs_grad({bias});
-  return record(out, then_tanh ? "LinearTanh" : "Linear", {x, weight, bias},
-                [saved_x, saved_w, saved_y, want_bias, d](const Tensor& g_out) {
-                  const Tensor& sx = saved_x.unpack();
-                  const Tensor& sw = saved_w.unpack();
-                  Tensor gx, gw, gb;
-                  if (want_bias) gb = Tensor::empty({d.n});
-                  Tensor g = g_out;                 // (N, out): the gradient at x W^T + b
-                  if (saved_y.defined()) {          // through tanh, and the bias's column sums in the same pass
-                    g = grad_output_buffer(g_out);  // in place when only the engine holds g_out
-                    kernels::tanh_backward_column_sums(g.data(), want_bias ? gb.data() : nullptr, g_out.data(),
-                                                       saved_y.unpack().data(), d.m, d.n);
-                  } else if (want_bias) {  // db (out) = column sums of g, accumulated in double
-                    kernels::column_sums(g.data(), d.m, d.n, gb.data());
-                  }
-                  if (sw.defined()) {  // dx (N, in) = g (N, out) W (out, in)
-                    gx = Tensor::empty({d.m, d.k});
-                    kernels::gemm(false, false, d.m, d.k, d.n, 1.0f, g.data(), sw.data(), 0.0f, gx.data());
-                  }
-                  if (sx.defined()) {  // dW (out, in) = g^T (out, N) x (N, in)
-                    gw = Tensor::empty({d.n, d.k});
-                    kernels::gemm(true, false, d.n, d.k, d.m, 1.0f, g.data(), sx.data(), 0.0f, gw.data());
-                  }
-                  return GradList{gx, gw, gb};
-                });
-}
-
-// linear_2d over x's rows, any leading dims folded into one batch dim (a view), then restored.
-Tensor linear_any_rank(const Tensor& x, const Tensor& weight, const Tensor& bias, bool then_tanh) {
-  if (x.dim() == 2) return linear_2d(x, weight, bias, then_tanh);
-  if (x.dim() == 0 || weight.dim() != 2 || x.size(-1) != weight.size(1))
-    throw Error(cat(then_tanh ? "linear_tanh" : "linear",
-                    ": expected input of shape [*, in] for weight of shape [out, in] = ", to_string(weight.shape()),
-                    ", got ", to_string(x.shape())));
-  Shape shape = x.shape();
-  shape.back() = weight.size(0);
-  return linear_2d(x.reshape({-1, x.size(-1)}), weight, bias, then_tanh).reshape(shape);
+  return record(out, "Linear", {x, weight, bias}, [saved_x, saved_w, want_bias, d](const Tensor& g) {
+    const Tensor& sx = saved_x.unpack();
+    const Tensor& sw = saved_w.unpack();
+    Tensor gx, gw, gb;
+    if (want_bias) {  // db (out) = column sums of g (N, out), accumulated in double
+      gb = Tensor::empty({d.n});
+      kernels::column_sums(g.data(), d.m, d.n, gb.data());
+    }
+    if (sw.defined()) {  // dx (N, in) = g (N, out) W (out, in)
+      gx = Tensor::empty({d.m, d.k});
+      kernels::gemm(false, false, d.m, d.k, d.n, 1.0f, g.data(), sw.data(), 0.0f, gx.data());
+    }
+    if (sx.defined()) {  // dW (out, in) = g^T (out, N) x (N, in)
+      gw = Tensor::empty({d.n, d.k});
+      kernels::gemm(true, false, d.n, d.k, d.m, 1.0f, g.data(), sx.data(), 0.0f, gw.data());
+    }
+    return std::vector<Tensor>{gx, gw, gb};
+  });
 }
 
 }  // namespace
 
+// linear_2d over x's rows, any leading dims folded into one batch dim (a view), then restored.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  return linear_any_rank(x, weight, bias, false);
-}
-
-Tensor linear_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  return linear_any_rank(x, weight, bias, true);
+  if (x.dim() == 2) return linear_2d(x, weight, bias);
+  if (x.dim() == 0 || weight.dim() != 2 || x.size(-1) != weight.size(1))
+    throw Error(cat("linear: expected input of shape [*, in] for weight of shape [out, in] = ",
+                    to_string(weight.shape()), ", got ", to_string(x.shape())));
+  Shape shape = x.shape();
+  shape.back() = weight.size(0);
+  return linear_2d(x.reshape({-1, x.size(-1)}), weight, bias).reshape(shape);
 }
 
 }  // namespace minidl

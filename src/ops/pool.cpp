@@ -66,7 +66,7 @@ Tensor max_pool2d(const Tensor& input, Size2 kernel_size, Size2 stride, Size2 pa
   return record(out, "MaxPool2DWithIndices", {input}, [g, argmax, shape = input.shape()](const Tensor& dout) {
     Tensor dx = Tensor::empty(shape);
     kernels::max_pool2d_backward(g, dout.data(), argmax->data(), dx.data());
-    return GradList{dx};
+    return std::vector<Tensor>{dx};
   });
 }
 
@@ -77,7 +77,7 @@ Tensor avg_pool2d(const Tensor& input, Size2 kernel_size, Size2 stride, Size2 pa
   return record(out, "AvgPool2D", {input}, [g, count_include_pad, shape = input.shape()](const Tensor& dout) {
     Tensor dx = Tensor::empty(shape);
     kernels::avg_pool2d_backward(g, count_include_pad, dout.data(), dx.data());
-    return GradList{dx};
+    return std::vector<Tensor>{dx};
   });
 }
 
@@ -99,7 +99,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size) {
   return record(out, "AdaptiveAvgPool2D", {input}, [planes, h, w, oh, ow, shape = input.shape()](const Tensor& dout) {
     Tensor dx = Tensor::empty(shape);
     kernels::adaptive_avg_pool2d_backward(planes, h, w, oh, ow, dout.data(), dx.data());
-    return GradList{dx};
+    return std::vector<Tensor>{dx};
   });
 }
 

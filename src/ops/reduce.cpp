@@ -94,7 +94,7 @@ Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
   Reduction r = plan(x, axes, keepdim);
   Tensor out = Tensor::empty(r.result);
   kernels::sum_to_shape(x.data(), x.shape(), out.data(), r.kept);
-  return record(out, "Sum", {x}, [kept = r.kept, shape = x.shape()](const Tensor& g) -> GradList {
+  return record(out, "Sum", {x}, [kept = r.kept, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
     return {expand_to(g, kept, shape)};
   });
 }
@@ -125,7 +125,7 @@ Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) 
   Tensor out = Tensor::empty(r.result);
   for (size_t o = 0; o < squares.size(); ++o) out.data()[o] = float(squares[o] / divisor);
   const bool full = x.dim() == 0 || axes.empty();
-  return record(out, "Var", {x}, [centered, kept = r.kept, dof, full](const Tensor& g) -> GradList {
+  return record(out, "Var", {x}, [centered, kept = r.kept, dof, full](const Tensor& g) -> std::vector<Tensor> {
     // d var / dx = 2 (x - mean) / (n - correction); the mean's own dependence on x
     // contributes sum(x - mean) = 0. PyTorch divides by the unclamped n - correction, and
     // gives inf * grad for a full reduction with n == correction: so do we.
@@ -154,7 +154,7 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   for (int64_t o = 0; o < a.outer; ++o)
     for (int64_t i = 0; i < a.inner; ++i)
       out.data()[o * a.inner + i] = x.data()[(o * a.n + best[size_t(o * a.inner + i)]) * a.inner + i];
-  return record(out, "Max", {x}, [best, a, shape = x.shape()](const Tensor& g) -> GradList {
+  return record(out, "Max", {x}, [best, a, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
     Tensor gx = Tensor::zeros(shape);
     for (int64_t o = 0; o < a.outer; ++o)
       for (int64_t i = 0; i < a.inner; ++i)
@@ -172,7 +172,7 @@ Tensor max(const Tensor& x) {
     if (p[i] > top || p[i] != p[i]) top = p[i];
   Tensor out = Tensor::scalar(top);
   const SavedTensor saved_x = needs_grad({x}) ? SavedTensor(x) : SavedTensor();
-  return record(out, "Max", {x}, [saved_x, top](const Tensor& g) -> GradList {
+  return record(out, "Max", {x}, [saved_x, top](const Tensor& g) -> std::vector<Tensor> {
     const Tensor& saved = saved_x.unpack();
     // PyTorch shares the gradient evenly between tied maxima.
     const auto is_top = [top](float v) { return v == top || (top != top && v != v); };

@@ -17,7 +17,7 @@ Tensor transpose(const Tensor& x) {
   Tensor out = Tensor::empty({cols, rows});
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) out.data()[j * rows + i] = x.data()[i * cols + j];
-  return record(out, "Transpose", {x}, [](const Tensor& g) -> GradList { return {transpose(g)}; });
+  return record(out, "Transpose", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
 }
 
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
@@ -44,7 +44,7 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
       index[size_t(d)] = 0;
     }
   }
-  return record(out, "Transpose", {x}, [a, b](const Tensor& g) -> GradList { return {transpose(g, a, b)}; });
+  return record(out, "Transpose", {x}, [a, b](const Tensor& g) -> std::vector<Tensor> { return {transpose(g, a, b)}; });
 }
 
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
@@ -65,15 +65,16 @@ Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
   // Checked before the closure is built: its copy of the indices would be a malloc for
   // every batch a DataLoader gathers.
   if (!needs_grad({x})) return out;
-  return record(out, "SelectRows", {x}, [indices, row_size, source = x.shape()](const Tensor& g) -> GradList {
-    Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
-    for (size_t r = 0; r < indices.size(); ++r) {
-      float* dst = gx.data() + indices[r] * row_size;
-      const float* src = g.data() + int64_t(r) * row_size;
-      for (int64_t j = 0; j < row_size; ++j) dst[j] += src[j];
-    }
-    return {gx};
-  });
+  return record(out, "SelectRows", {x},
+                [indices, row_size, source = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+                  Tensor gx = Tensor::zeros(source);  // rows picked twice get both gradients
+                  for (size_t r = 0; r < indices.size(); ++r) {
+                    float* dst = gx.data() + indices[r] * row_size;
+                    const float* src = g.data() + int64_t(r) * row_size;
+                    for (int64_t j = 0; j < row_size; ++j) dst[j] += src[j];
+                  }
+                  return {gx};
+                });
 }
 
 }  // namespace minidl

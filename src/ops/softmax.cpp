@@ -30,7 +30,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
     }
   if (!needs_grad({x})) return out;
   const SavedTensor saved_out = SavedTensor::output(out, "LogSoftmax");
-  return record(out, "LogSoftmax", {x}, [saved_out, outer, n, inner](const Tensor& g) -> GradList {
+  return record(out, "LogSoftmax", {x}, [saved_out, outer, n, inner](const Tensor& g) -> std::vector<Tensor> {
     const Tensor& saved = saved_out.unpack();
     // dx_j = g_j - softmax_j * sum_k g_k
     Tensor gx = Tensor::empty(saved.shape());

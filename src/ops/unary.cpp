@@ -39,7 +39,7 @@ template <typename F>
 Tensor with_local_grad(Tensor out, const char* name, const Tensor& x, const Tensor& saved, F dlocal) {
   if (!needs_grad({x})) return out;
   const SavedTensor kept = saved.same(out) ? SavedTensor::output(out, name) : SavedTensor(saved);
-  return record(out, name, {x}, [kept, dlocal](const Tensor& g) -> GradList {
+  return record(out, name, {x}, [kept, dlocal](const Tensor& g) -> std::vector<Tensor> {
     Tensor dx = grad_output_buffer(g);
     if (!dx.same(g)) return {zip(g, kept.unpack(), [dlocal](float gi, float si) { return gi * dlocal(si); })};
     float* d = dx.data();  // g's own buffer: a loop of its own, as one that could alias would not vectorize
@@ -53,7 +53,7 @@ Tensor with_local_grad(Tensor out, const char* name, const Tensor& x, const Tens
 
 Tensor neg(const Tensor& x) {
   Tensor out = map(x, [](float v) { return -v; });
-  return record(out, "Neg", {x}, [](const Tensor& g) -> GradList { return {neg(g)}; });
+  return record(out, "Neg", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {neg(g)}; });
 }
 
 Tensor exp(const Tensor& x) {

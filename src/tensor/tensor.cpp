@@ -13,7 +13,6 @@
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/tensor/error.hpp"
-#include "minidl/tensor/pooled_allocator.hpp"
 #include "tensor/small_blocks.hpp"
 
 namespace minidl {
@@ -157,7 +156,7 @@ void Tensor::set(const std::vector<int64_t>& index, float value) {
   data()[flat] = value;
   bump_version();
   if (!write_joins_graph(*this, Tensor())) return;
-  rebase_history(*this, "CopySlices", Tensor(), [flat](const Tensor& g) -> GradList {
+  rebase_history(*this, "CopySlices", Tensor(), [flat](const Tensor& g) -> std::vector<Tensor> {
     Tensor rest = g.detach().clone();  // the overwritten element gets no gradient
     rest.data()[flat] = 0.0f;
     return {rest, Tensor()};
@@ -200,13 +199,13 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   view.impl_->shape = shape;
   Shape source_shape = this->shape();
   return record(view, "View", {*this},
-                [source_shape](const Tensor& g) -> GradList { return {g.reshape(source_shape)}; });
+                [source_shape](const Tensor& g) -> std::vector<Tensor> { return {g.reshape(source_shape)}; });
 }
 
 Tensor Tensor::clone() const {
   Tensor copy = empty(shape());
   std::memcpy(copy.data(), data(), size_t(numel()) * sizeof(float));
-  return record(copy, "Clone", {*this}, [](const Tensor& g) -> GradList { return {g}; });
+  return record(copy, "Clone", {*this}, [](const Tensor& g) -> std::vector<Tensor> { return {g}; });
 }
 
 void Tensor::copy_(const Tensor& src) {
@@ -217,7 +216,7 @@ void Tensor::copy_(const Tensor& src) {
   std::memmove(data(), src.data(), size_t(numel()) * sizeof(float));
   bump_version();
   if (!write_joins_graph(*this, src)) return;
-  rebase_history(*this, "Copy", src, [shape = shape()](const Tensor& g) -> GradList {
+  rebase_history(*this, "Copy", src, [shape = shape()](const Tensor& g) -> std::vector<Tensor> {
     return {Tensor::zeros(shape), g};
   });
 }
@@ -228,7 +227,7 @@ void Tensor::fill_(float value) {
   bump_version();
   // The old history gets zeros, not nothing: its backward still runs and checks what it saved.
   if (!write_joins_graph(*this, Tensor())) return;
-  rebase_history(*this, "Fill", Tensor(), [shape = shape()](const Tensor&) -> GradList {
+  rebase_history(*this, "Fill", Tensor(), [shape = shape()](const Tensor&) -> std::vector<Tensor> {
     return {Tensor::zeros(shape), Tensor()};
   });
 }

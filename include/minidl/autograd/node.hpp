@@ -1,30 +1,26 @@
 #pragma once
 // A recorded op in the define-by-run graph: its inputs and a closure that maps the
 // gradient of its output to gradients of its inputs.
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "minidl/autograd/backward_fn.hpp"
-#include "minidl/tensor/pooled_allocator.hpp"
 #include "minidl/tensor/tensor.hpp"
 
 namespace minidl {
 
-/// A node's inputs (nullptr where an input does not need a gradient), its list from the
-/// free lists: one is made every op.
-using NodeInputs = std::vector<std::shared_ptr<TensorImpl>, detail::SmallBlockAllocator<std::shared_ptr<TensorImpl>>>;
-
-// BackwardFn (backward_fn.hpp) returns one gradient per input, in order; an undefined
-// Tensor means "none".
+/// What a node runs in the backward: from the gradient of its output to the gradients of
+/// its inputs, one per input in order (an undefined Tensor: none for that input).
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
 
 struct Node {
   std::string name;  // the op, for error messages and printing ("Mul", "Mm", ...)
   /// The inputs that need a gradient; nullptr where an input does not. Emptied, like
   /// `backward`, by a backward() that does not retain the graph.
-  NodeInputs inputs;
+  std::vector<std::shared_ptr<TensorImpl>> inputs;
   /// Holds what the backward needs; cleared after backward unless retain_graph.
   BackwardFn backward;
   bool released = false;

@@ -20,9 +20,8 @@
 //                (update_std / data_std before the step).
 // The recorder's forward hooks are on the watched layers only from arm() to the step's end
 // (after_update or disarm): a step that is not armed runs exactly as without a recorder, and
-// nn::Sequential fuses a Linear + Tanh on it as usual. The fused and the unfused path give the
-// same bits (tests/test_linear_tanh.cpp), so a recorded run's losses are those of a run
-// without the recorder, bit for bit. The watched layers must be alive at every arm(); the
+// hooks only read, so a recorded run's losses are those of a run without the recorder, bit
+// for bit. The watched layers must be alive at every arm(); the
 // recorder must outlive the backward passes of the steps it recorded (their graphs hold hooks
 // that point to it).
 #include <cstdint>

@@ -35,9 +35,6 @@ class Linear : public Module {
 
   /// Input (*, in_features) -> (*, out_features); any leading dims, or none.
   Tensor forward(const Tensor& input) override;
-  /// tanh(forward(input)) as one op (minidl::linear_tanh): the same bits, one graph node
-  /// and one pass less. nn::Sequential calls it for a Linear followed by a Tanh.
-  Tensor forward_tanh(const Tensor& input);
   std::string type_name() const override { return "Linear"; }
   std::string extra_repr() const override;
 

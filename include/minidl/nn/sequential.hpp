@@ -52,12 +52,9 @@ class Sequential : public Module {
     throw_wrong_type(i, *child);
   }
 
-  /// Runs the children in order; an empty Sequential returns its input. A Linear, LayerNorm,
-  /// RMSNorm or GroupNorm followed by a Tanh, neither with hooks, runs as one op (their
-  /// forward_tanh): the same bits.
+  /// Runs the children in order, each through its operator() (so its hooks fire); an empty
+  /// Sequential returns its input.
   Tensor forward(const Tensor& input) override;
-  /// The children one by one, never fused: the reference the tests hold forward to.
-  Tensor forward_unfused(const Tensor& input);
   std::string type_name() const override { return "Sequential"; }
 
  private:

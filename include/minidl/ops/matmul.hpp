@@ -13,15 +13,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// never a copy. matmul_t(x, w, false, true) is x W^T.
 Tensor matmul_t(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b);
 
-/// y = x W^T + b in one sgemm (the bias is written first and sgemm adds onto it).
+/// y = x W^T + b: one sgemm, then the bias added to each row.
 /// x (N, *, in) of any rank (1-D: one example), weight (out, in), bias (out) or undefined;
 /// y (N, *, out), as nn.Linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
-
-/// tanh(linear(x, weight, bias)) as one op: tanh runs over the output while sgemm left it in
-/// cache, and the backward takes tanh's gradient and the bias's column sums in one pass.
-/// The same values and gradients as the two ops apart, bit for bit; one graph node
-/// ("LinearTanh"). nn::Sequential calls it for a Linear followed by a Tanh.
-Tensor linear_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 }  // namespace minidl

@@ -34,11 +34,6 @@ Tensor GroupNorm::forward(const Tensor& input) {
   return group_norm(input, options_.num_groups, weight, bias, options_.eps);
 }
 
-Tensor GroupNorm::forward_tanh(const Tensor& input) {
-  check_input(input);
-  return group_norm_tanh(input, options_.num_groups, weight, bias, options_.eps);
-}
-
 std::string GroupNorm::extra_repr() const {
   return cat(options_.num_groups, ", ", options_.num_channels, ", eps=", python_float(options_.eps),
              ", affine=", python_bool(options_.affine));

@@ -24,10 +24,6 @@ Tensor LayerNorm::forward(const Tensor& input) {
   return layer_norm(input, options_.normalized_shape, weight, bias, options_.eps);
 }
 
-Tensor LayerNorm::forward_tanh(const Tensor& input) {
-  return layer_norm_tanh(input, options_.normalized_shape, weight, bias, options_.eps);
-}
-
 std::string LayerNorm::extra_repr() const {
   return cat(python_tuple(options_.normalized_shape), ", eps=", python_float(options_.eps),
              ", elementwise_affine=", python_bool(options_.elementwise_affine));

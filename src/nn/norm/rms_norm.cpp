@@ -20,10 +20,6 @@ Tensor RMSNorm::forward(const Tensor& input) {
   return rms_norm(input, options_.normalized_shape, weight, options_.eps);
 }
 
-Tensor RMSNorm::forward_tanh(const Tensor& input) {
-  return rms_norm_tanh(input, options_.normalized_shape, weight, options_.eps);
-}
-
 std::string RMSNorm::extra_repr() const {
   return cat(python_tuple(options_.normalized_shape), ", eps=", python_float(options_.eps),
              ", elementwise_affine=", python_bool(options_.elementwise_affine));

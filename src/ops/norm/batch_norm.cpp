@@ -41,8 +41,8 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 Tensor empty_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t channels) {
   return record(Tensor::empty(x.shape()), "NativeBatchNorm", {x, weight, bias},
                 [shape = x.shape(), channels, w = weight.defined(), b = bias.defined()](const Tensor&) {
-                  return GradList{Tensor::empty(shape), w ? Tensor::zeros({channels}) : Tensor(),
-                                  b ? Tensor::zeros({channels}) : Tensor()};
+                  return std::vector<Tensor>{Tensor::empty(shape), w ? Tensor::zeros({channels}) : Tensor(),
+                                             b ? Tensor::zeros({channels}) : Tensor()};
                 });
 }
 
@@ -89,17 +89,18 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (!want_x && !want_w && !want_b) return out;
   const SavedTensor saved_x(x);
   const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
-  return record(out, "NativeBatchNorm", {x, weight, bias}, [=, shape = x.shape()](const Tensor& g) -> GradList {
-    Tensor dx = detail::empty_if(want_x, shape);
-    Tensor dw = detail::empty_if(want_w, channels);
-    Tensor db = detail::empty_if(want_b, channels);
-    Tensor stats_handle = saved_stats;  // read only
-    kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw), detail::data_or_null(db),
-                                   g.data(), saved_x.unpack().data(),
-                                   detail::stats_rows(stats_handle, true, layout.channels),
-                                   detail::data_or_null(saved_w.unpack()), layout, training);
-    return {dx, dw, db};
-  });
+  return record(out, "NativeBatchNorm", {x, weight, bias},
+                [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
+                  Tensor dx = detail::empty_if(want_x, shape);
+                  Tensor dw = detail::empty_if(want_w, channels);
+                  Tensor db = detail::empty_if(want_b, channels);
+                  Tensor stats_handle = saved_stats;  // read only
+                  kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw),
+                                                 detail::data_or_null(db), g.data(), saved_x.unpack().data(),
+                                                 detail::stats_rows(stats_handle, true, layout.channels),
+                                                 detail::data_or_null(saved_w.unpack()), layout, training);
+                  return {dx, dw, db};
+                });
 }
 
 }  // namespace minidl

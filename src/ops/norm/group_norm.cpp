@@ -23,26 +23,13 @@ void detail::check_group_norm(const Tensor& x, int64_t num_groups, const Tensor&
   }
 }
 
-namespace {
-
-Tensor checked_group_norm(const char* name, const Tensor& x, int64_t num_groups, const Tensor& weight,
-                          const Tensor& bias, double eps, bool then_tanh) {
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   detail::check_group_norm(x, num_groups, weight, bias);
   const int64_t n = x.size(0), c = x.size(1);
   const int64_t inner = n * c == 0 ? 0 : x.numel() / (n * c);  // positions per channel
   const kernels::RowNormLayout layout{
       .rows = n * num_groups, .channels = c / num_groups, .inner = inner, .groups = num_groups};
-  return detail::row_norm(name, x, weight, bias, layout, eps, then_tanh);
-}
-
-}  // namespace
-
-Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
-  return checked_group_norm("NativeGroupNorm", x, num_groups, weight, bias, eps, false);
-}
-
-Tensor group_norm_tanh(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
-  return checked_group_norm("NativeGroupNormTanh", x, num_groups, weight, bias, eps, true);
+  return detail::row_norm("NativeGroupNorm", x, weight, bias, layout, eps);
 }
 
 }  // namespace minidl

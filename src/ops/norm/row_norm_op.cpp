@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "kernels/column_sums.hpp"
-#include "kernels/tanh.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/tensor/error.hpp"
@@ -78,37 +76,28 @@ class SavedStats {
 }  // namespace
 
 Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                const kernels::RowNormLayout& layout, double eps, bool then_tanh) {
+                const kernels::RowNormLayout& layout, double eps) {
   Tensor out = Tensor::empty(x.shape());
-  const int64_t n = out.numel();
   const bool want_x = needs_grad({x}), want_w = needs_grad({weight}), want_b = needs_grad({bias});
   if (!want_x && !want_w && !want_b) {  // inference: nothing saved
     kernels::row_norm_forward(out.data(), {}, x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
-    if (then_tanh) kernels::tanh_forward(out.data(), out.data(), n);
     return out;
   }
   SavedStats stats(layout.centered, layout.rows);
   kernels::row_norm_forward(out.data(), stats.view(), x.data(), data_or_null(weight), data_or_null(bias), layout, eps);
-  if (then_tanh) kernels::tanh_forward(out.data(), out.data(), n);  // in place: tanh's own kernel, its bits
-  const SavedTensor saved_y = then_tanh ? SavedTensor::output(out, name) : SavedTensor();
   const SavedTensor saved_x(x);
   const SavedTensor saved_w = weight.defined() ? SavedTensor(weight) : SavedTensor();
   // The shapes of the gradients come from the saved tensors; only a bias without a weight
   // needs its own (an empty Shape allocates nothing).
   const Shape bias_shape = !weight.defined() && bias.defined() ? bias.shape() : Shape{};
-  return record(out, name, {x, weight, bias}, [=](const Tensor& g) mutable -> GradList {
+  return record(out, name, {x, weight, bias}, [=](const Tensor& g) mutable -> std::vector<Tensor> {
     const Tensor& x_values = saved_x.unpack();
     const Tensor& w_values = saved_w.unpack();
     const Shape& affine_shape = w_values.defined() ? w_values.shape() : bias_shape;
     Tensor dx = empty_if(want_x, x_values.shape());
     Tensor dw = empty_if(want_w, affine_shape);
     Tensor db = empty_if(want_b, affine_shape);
-    Tensor dy = g;  // the gradient at the norm's output: through tanh first when fused
-    if (saved_y.defined()) {
-      dy = grad_output_buffer(g);
-      kernels::tanh_backward_column_sums(dy.data(), nullptr, g.data(), saved_y.unpack().data(), 1, n);
-    }
-    kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), dy.data(), x_values.data(),
+    kernels::row_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), g.data(), x_values.data(),
                                stats.view(), data_or_null(w_values), layout);
     return {dx, dw, db};
   });

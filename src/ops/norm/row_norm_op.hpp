@@ -7,10 +7,9 @@
 namespace minidl::detail {
 
 /// Runs row_norm_forward on x (any shape holding layout.rows x layout.cols() values) and
-/// records its backward for x, weight and bias (either may be undefined). then_tanh: tanh
-/// of the result too, in the same op (layer_norm_tanh), with tanh's own kernels.
+/// records its backward for x, weight and bias (either may be undefined).
 Tensor row_norm(const char* name, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                const kernels::RowNormLayout& layout, double eps, bool then_tanh = false);
+                const kernels::RowNormLayout& layout, double eps);
 
 /// The layout of LayerNorm and RMSNorm: x (*, normalized_shape) as rows of
 /// numel(normalized_shape) values. Throws unless x ends with normalized_shape.

@@ -22,9 +22,6 @@ class GroupNorm : public Module {
   GroupNorm(int64_t num_groups, int64_t num_channels) : GroupNorm(GroupNormOptions{num_groups, num_channels}) {}
 
   Tensor forward(const Tensor& input) override;
-  /// tanh(forward(input)) as one op, the same bits: what nn::Sequential runs for this
-  /// layer and a Tanh after it. Hooks do not run here.
-  Tensor forward_tanh(const Tensor& input);
   std::string type_name() const override { return "GroupNorm"; }
   std::string extra_repr() const override;
   const GroupNormOptions& options() const { return options_; }

@@ -21,9 +21,6 @@ class LayerNorm : public Module {
   explicit LayerNorm(int64_t normalized_size) : LayerNorm(LayerNormOptions{{normalized_size}}) {}
 
   Tensor forward(const Tensor& input) override;
-  /// tanh(forward(input)) as one op (layer_norm_tanh), the same bits: what nn::Sequential
-  /// runs for this layer and a Tanh after it. Hooks do not run here.
-  Tensor forward_tanh(const Tensor& input);
   std::string type_name() const override { return "LayerNorm"; }
   std::string extra_repr() const override;
   const LayerNormOptions& options() const { return options_; }

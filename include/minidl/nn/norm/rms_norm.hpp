@@ -21,9 +21,6 @@ class RMSNorm : public Module {
   explicit RMSNorm(int64_t normalized_size) : RMSNorm(RMSNormOptions{{normalized_size}}) {}
 
   Tensor forward(const Tensor& input) override;
-  /// tanh(forward(input)) as one op, the same bits: what nn::Sequential runs for this
-  /// layer and a Tanh after it. Hooks do not run here.
-  Tensor forward_tanh(const Tensor& input);
   std::string type_name() const override { return "RMSNorm"; }
   std::string extra_repr() const override;
   const RMSNormOptions& options() const { return options_; }

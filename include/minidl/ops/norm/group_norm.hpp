@@ -7,8 +7,5 @@ namespace minidl {
 /// each example's group of C / num_groups channels (all positions) is normalized with
 /// its own mean and biased variance; weight and bias (C) or undefined, per channel.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
-/// tanh(group_norm(x, ...)) as one op, the same bits (see layer_norm_tanh).
-Tensor group_norm_tanh(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias,
-                       double eps = 1e-5);
 
 }  // namespace minidl

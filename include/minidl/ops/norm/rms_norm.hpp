@@ -10,8 +10,5 @@ namespace minidl {
 /// float32's machine epsilon (1.1920929e-07). The forward saves rstd per row.
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                 std::optional<double> eps = std::nullopt);
-/// tanh(rms_norm(x, ...)) as one op, the same bits (see layer_norm_tanh).
-Tensor rms_norm_tanh(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
-                     std::optional<double> eps = std::nullopt);
 
 }  // namespace minidl
