@@ -5,21 +5,22 @@
 //   cnn:   the digits' CNN training step (forward, cross-entropy, backward, SGD) at batch 64;
 //   tiny:  the digits' three convolutions (batch 64, 8x8) forward + backward, im2col + sgemm
 //          against the direct loop, to choose the path for tiny images;
-//   paths: 3x3 stride-1 convolutions over channels and image sizes, forward + backward through
-//          conv2d on each path in turn, im2col + sgemm against Winograd F(2x2, 3x3): the
+//   paths: 3x3 stride-1 convolutions over channels and image sizes, forward + backward on each
+//          path's kernels in turn, im2col + sgemm against Winograd F(2x2, 3x3): the
 //          measurements behind kernels::winograd_pays.
-// --path forces conv2d's path for layer and cnn (rule, im2col or winograd).
+// tiny and paths call the library's private kernels (minidl_internal).
 #include <cxxopts.hpp>
 #include <iostream>
 #include <sstream>
 #include <tuple>
 
 #include "cli.hpp"
+#include "gemm_floor.hpp"
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/conv2d_path.hpp"
-#include "lesson/cnn.hpp"
+#include "kernels/conv/winograd.hpp"
+#include "lesson.hpp"
 #include "minidl/minidl.hpp"
-#include "timing.hpp"
 
 using namespace minidl;
 
@@ -46,9 +47,9 @@ void bench_layer(int repeats) {
 }
 
 void bench_cnn(const std::string& norm_name, int repeats, int steps) {
-  const lesson::NormKind norm = lesson::parse_norm(norm_name);
+  const bench::Norm norm = bench::parse_norm(norm_name);
   Generator gen(0);
-  auto model = lesson::cnn_net(norm, {}, gen);
+  auto model = bench::lesson_cnn(norm, gen);
   optim::SGD sgd(model->parameters(), {.lr = 0.05});
   const Tensor x = Tensor::rand({64, 64}, gen);  // the digits' pixels / 16 are in [0, 1]
   const Tensor y = Tensor::randint(0, 10, {64}, gen);
@@ -146,24 +147,30 @@ void bench_tiny(int repeats) {
   }
 }
 
-// Forward + backward of one 3x3, padding 1 convolution through conv2d on `path`, CPU time.
-double conv_step_seconds(kernels::Conv2dPath path, const Shape& x_shape, int64_t cout, int repeats) {
+// Forward + backward of one convolution on one path's kernels, as conv2d runs them, CPU time.
+double conv_step_seconds(bool winograd, const kernels::Conv2dGeometry& g, int repeats) {
   Generator gen(3);
-  const Tensor x = Tensor::randn(x_shape, gen).requires_grad_();
-  const Tensor w = Tensor::randn({cout, x_shape[1], 3, 3}, gen).requires_grad_();
-  const Tensor b = Tensor::randn({cout}, gen).requires_grad_();
-  const Tensor gout = Tensor::randn({x_shape[0], cout, x_shape[2], x_shape[3]}, gen);
-  kernels::force_conv2d_path(path);
+  const Tensor x = Tensor::randn({g.batch, g.in_channels, g.in_h, g.in_w}, gen);
+  const Tensor w = Tensor::randn({g.out_channels, g.in_channels, 3, 3}, gen), b = Tensor::randn({g.out_channels}, gen);
+  const Tensor gout = Tensor::randn({g.batch, g.out_channels, g.out_h(), g.out_w()}, gen);
+  Tensor out = Tensor::empty(gout.shape()), dx = Tensor::empty(x.shape()), dw = Tensor::empty(w.shape()),
+         db = Tensor::empty(b.shape());
+  // conv2d keeps the forward's columns for the weight gradient when the batch is one chunk.
+  Tensor cols = g.chunk() >= g.batch ? Tensor::empty({g.in_channels * 9, g.batch * g.positions()}) : Tensor();
+  float* kept = cols.defined() ? cols.data() : nullptr;
   const auto step = [&] {
     for (int i = 0; i < 5; ++i) {
-      for (const Tensor& t : {x, w, b}) Tensor(t).zero_grad();
-      conv2d(x, w, b, 1, 1).backward(gout);
+      if (winograd) {
+        kernels::winograd_forward(g, x.data(), w.data(), b.data(), out.data());
+        kernels::winograd_backward(g, x.data(), w.data(), gout.data(), dx.data(), dw.data(), db.data());
+      } else {
+        kernels::conv2d_forward(g, x.data(), w.data(), b.data(), out.data(), kept);
+        kernels::conv2d_backward(g, x.data(), w.data(), gout.data(), dx.data(), dw.data(), db.data(), kept);
+      }
     }
   };
   step();
-  const bench::Timing t = bench::best_timing(repeats, step);
-  kernels::force_conv2d_path(std::nullopt);
-  return t.cpu / 5;
+  return bench::best_timing(repeats, step).cpu / 5;
 }
 
 void bench_paths(int repeats) {
@@ -174,9 +181,6 @@ void bench_paths(int repeats) {
   for (int64_t c : {3, 8, 16, 32, 64})
     for (int64_t side : {4, 6, 8, 16, 32}) shapes.push_back({std::max<int64_t>(1, 4096 / (side * side)), c, c, side});
   for (const Shape4& s : shapes) {
-    const Shape x{s.batch, s.cin, s.side, s.side};
-    const double im2col = conv_step_seconds(kernels::Conv2dPath::Im2col, x, s.cout, repeats);
-    const double winograd = conv_step_seconds(kernels::Conv2dPath::Winograd, x, s.cout, repeats);
     const kernels::Conv2dGeometry g{.batch = s.batch,
                                     .in_channels = s.cin,
                                     .in_h = s.side,
@@ -186,6 +190,7 @@ void bench_paths(int repeats) {
                                     .kernel_w = 3,
                                     .pad_h = 1,
                                     .pad_w = 1};
+    const double im2col = conv_step_seconds(false, g, repeats), winograd = conv_step_seconds(true, g, repeats);
     std::printf(
         "paths batch %3lld  %2lld -> %2lld  %2lldx%-2lld cpu: im2col %8.1f us  winograd %8.1f us  im2col / winograd "
         "%.2f  (rule: %s)\n",
@@ -202,9 +207,8 @@ int run(int argc, char** argv) {
       "norm", "cnn: comma list of norms", cxxopts::value<std::string>()->default_value("none,batch,group"))(
       "repeats", "timed repeats (the best counts)", cxxopts::value<int>()->default_value("5"))(
       "steps", "cnn: training steps a repeat", cxxopts::value<int>()->default_value("22"))(
-      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))(
-      "path", "layer, cnn: conv2d's path, rule, im2col or winograd",
-      cxxopts::value<std::string>()->default_value("rule"))("help", "show this help");
+      "threads", "threads for OpenMP and OpenBLAS", cxxopts::value<int>()->default_value("1"))("help",
+                                                                                               "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";
@@ -213,12 +217,6 @@ int run(int argc, char** argv) {
   set_num_threads(bench::at_least(args, "threads", 1));
   const std::string what = args["what"].as<std::string>();
   const int repeats = bench::at_least(args, "repeats", 1);
-  const std::string path = args["path"].as<std::string>();
-  if (path == "im2col") kernels::force_conv2d_path(kernels::Conv2dPath::Im2col);
-  else if (path == "winograd") kernels::force_conv2d_path(kernels::Conv2dPath::Winograd);
-  else if (path != "rule") {
-    throw UsageError(cat("--path must be rule, im2col or winograd, got ", path));
-  }
   if (what == "layer") {
     bench_layer(repeats);
   } else if (what == "cnn") {

@@ -1,18 +1,17 @@
 // bench_gemm_forms: one row times a matrix (the batch-1 Linear's forward and input gradient)
-// in the two forms kernels::gemm can hand it to BLAS (gemm_form.cpp): cblas_sgemm as called,
-// or cblas_sgemv. Per product, both timed in turn, best of the rounds, and the form
-// gemm()'s rule picks on this core.
+// in the two forms kernels::gemm can hand it to BLAS (gemm_form.cpp): cblas_sgemm, or
+// cblas_sgemv. Per product, both timed in turn, best of the rounds, and the form gemm()'s
+// rule picks on this core (a kernel micro-benchmark: minidl_internal).
 #include <cstdio>
 #include <vector>
 
-#include "kernels/gemm.hpp"
+#include "gemm_recorder.hpp"
 #include "kernels/gemm_form.hpp"
 #include "minidl/minidl.hpp"
 #include "timing.hpp"
 
 using namespace minidl;
 using kernels::GemmForm;
-using kernels::GemmRewrite;
 
 namespace {
 
@@ -22,15 +21,13 @@ struct Product {
   int64_t n, k;  // (1, k) op(B), op(B) (k, n)
 };
 
-// Microseconds of one product with the rewrite `mode`, best of 20 rounds of many calls.
-double product_us(GemmRewrite mode, const Product& p, const Tensor& a, const Tensor& b, Tensor& c) {
-  kernels::set_gemm_rewrite(mode);
+// Microseconds of one product through sgemv or sgemm, best of 20 rounds of many calls.
+double product_us(bool gemv, const Product& p, const Tensor& a, const Tensor& b, Tensor& c) {
+  const bench::GemmCall call{false, p.transpose_b, 1, p.n, p.k, 0.0f, a.data(), b.data(), c.data(), gemv};
   const int calls = int(std::max<int64_t>(100, 20000000 / (p.n * p.k)));
   const bench::Timing t = bench::best_timing(20, [&] {
-    for (int i = 0; i < calls; ++i)
-      kernels::gemm(false, p.transpose_b, 1, p.n, p.k, 1.0f, a.data(), b.data(), 0.0f, c.data());
+    for (int i = 0; i < calls; ++i) bench::replay_gemm(call, a.data(), b.data(), c.data());
   });
-  kernels::set_gemm_rewrite(GemmRewrite::Rule);
   return t.wall / calls * 1e6;
 }
 
@@ -49,8 +46,8 @@ int main() {
     const Tensor a = Tensor::randn({1, p.k}, gen);
     const Tensor b = Tensor::randn(p.transpose_b ? Shape{p.n, p.k} : Shape{p.k, p.n}, gen);
     Tensor c = Tensor::empty({1, p.n});
-    const double as_gemm = product_us(GemmRewrite::Never, p, a, b, c);
-    const double as_gemv = product_us(GemmRewrite::Always, p, a, b, c);
+    const double as_gemm = product_us(false, p, a, b, c);
+    const double as_gemv = product_us(true, p, a, b, c);
     const bool rule_gemv = kernels::choose_gemm_form(false, 1, p.n, p.k) == GemmForm::RowTimesB;
     std::printf("%-30s sgemm %8.3f us  sgemv %8.3f us  sgemm / sgemv %.2fx  rule: %s\n", p.what, as_gemm, as_gemv,
                 as_gemm / as_gemv, rule_gemv ? "sgemv" : "sgemm");

@@ -13,10 +13,10 @@
 #include <utility>
 
 #include "cli.hpp"
+#include "gemm_floor.hpp"
 #include "gemm_log.hpp"
-#include "lesson/train_run.hpp"
+#include "lesson.hpp"
 #include "minidl/minidl.hpp"
-#include "timing.hpp"
 
 using namespace minidl;
 
@@ -36,10 +36,10 @@ void print(const std::string& name, const Figures& f) {
       f.run.cpu * 1e3, f.floor.cpu * 1e3, f.run.cpu / f.floor.cpu, f.steps, f.gemms);
 }
 
-Figures measure(const data::DigitsSplit& data, lesson::TrainOptions options, int repeats,
-                std::vector<kernels::GemmCall>& all_calls) {
+Figures measure(const bench::LessonData& data, const bench::LessonRun& options, int repeats,
+                std::vector<bench::GemmCall>& all_calls) {
   Figures f;
-  auto run = [&] { f.steps = lesson::train_run(data, options).curve.size(); };
+  auto run = [&] { f.steps = bench::train_lesson(data, options).size(); };
   run();  // warm: the block cache, OpenBLAS's buffers, the page cache
   const auto calls = bench::record_gemm_calls(run);
   std::tie(f.run, f.floor) = bench::time_against_floor(repeats, run, calls);
@@ -50,17 +50,13 @@ Figures measure(const data::DigitsSplit& data, lesson::TrainOptions options, int
 
 // Best CPU time of `repeats` runs without the recorder and with it, timed alternately so a
 // change in the machine's load falls on both.
-std::pair<double, double> recorder_cost(const data::DigitsSplit& data, lesson::NormKind norm, int repeats,
-                                        int64_t every) {
-  lesson::TrainOptions off;
-  off.norm = norm;
-  lesson::TrainOptions on = off;
-  on.stats_every = every;
-  (void)lesson::train_run(data, on);  // warm
+std::pair<double, double> recorder_cost(const bench::LessonData& data, bench::Norm norm, int repeats, int64_t every) {
+  const bench::LessonRun off{.norm = norm}, on{.norm = norm, .stats_every = every};
+  (void)bench::train_lesson(data, on);  // warm
   double best_off = 1e300, best_on = 1e300;
   for (int r = 0; r < repeats; ++r) {
-    best_off = std::min(best_off, bench::best_timing(1, [&] { (void)lesson::train_run(data, off); }).cpu);
-    best_on = std::min(best_on, bench::best_timing(1, [&] { (void)lesson::train_run(data, on); }).cpu);
+    best_off = std::min(best_off, bench::best_timing(1, [&] { (void)bench::train_lesson(data, off); }).cpu);
+    best_on = std::min(best_on, bench::best_timing(1, [&] { (void)bench::train_lesson(data, on); }).cpu);
   }
   return {best_off, best_on};
 }
@@ -86,15 +82,12 @@ int run(int argc, char** argv) {
   const int repeats = bench::at_least(args, "repeats", 1);
   const int64_t batch_size = bench::at_least<int64_t>(args, "batch-size", 1),
                 epochs = bench::at_least<int64_t>(args, "epochs", 1);
-  const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
+  const bench::LessonData data = bench::load_lesson_data(args["data"].as<std::string>());
   Figures total;
-  std::vector<kernels::GemmCall> all_calls;
+  std::vector<bench::GemmCall> all_calls;
   std::stringstream list(args["norm"].as<std::string>());
   for (std::string name; std::getline(list, name, ',');) {
-    lesson::TrainOptions train;
-    train.norm = lesson::parse_norm(name);
-    train.batch_size = batch_size;
-    train.epochs = epochs;
+    const bench::LessonRun train{.norm = bench::parse_norm(name), .batch_size = batch_size, .epochs = epochs};
     const Figures f = measure(data, train, repeats, all_calls);
     print(name, f);
     total.run.wall += f.run.wall;
@@ -113,7 +106,7 @@ int run(int argc, char** argv) {
   double total_off = 0.0, total_on = 0.0;
   std::stringstream again(args["norm"].as<std::string>());
   for (std::string name; std::getline(again, name, ',');) {
-    const auto [off, on] = recorder_cost(data, lesson::parse_norm(name), repeats, every);
+    const auto [off, on] = recorder_cost(data, bench::parse_norm(name), repeats, every);
     std::printf("%-7s stats off cpu %7.1f ms | every %lld: %7.1f ms: %.3fx\n", name.c_str(), off * 1e3,
                 static_cast<long long>(every), on * 1e3, on / off);
     total_off += off;

@@ -1,5 +1,5 @@
 // bench_lesson_by_hand: the lesson's runs three ways, timed in turn on one thread: through
-// the framework (lesson::train_run, as digits and bench_lesson run them), written by hand
+// the framework (train_lesson in lesson.hpp, as bench_lesson runs it), written by hand
 // on the same kernels with no framework at all (hand_net.hpp), and their sgemm calls alone
 // (the GEMM floor). lesson / by hand is what the framework's bookkeeping costs; by hand /
 // floor is what the kernels outside sgemm cost, which no framework on these kernels can go
@@ -16,22 +16,21 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "gemm_floor.hpp"
 #include "hand_net.hpp"
-#include "lesson/arch.hpp"
-#include "lesson/train_run.hpp"
+#include "lesson.hpp"
 #include "minidl/minidl.hpp"
-#include "timing.hpp"
 
 using namespace minidl;
 
 namespace {
 
-// One run written by hand: train_run's init, batches and evaluations, without its outputs.
+// One run written by hand: train_lesson's init, batches and evaluations.
 // With parts, the time of each part is added there.
-std::vector<float> hand_run(const data::DigitsSplit& data, const lesson::TrainOptions& o,
+std::vector<float> hand_run(const bench::LessonData& data, const bench::LessonRun& o,
                             bench::PartSeconds* parts = nullptr) {
   Generator init(o.seed);
-  std::shared_ptr<nn::Sequential> model = lesson::build_model(o.norm, o.net, o.model, init);
+  std::shared_ptr<nn::Sequential> model = bench::lesson_net(o.norm, init);
   bench::HandNet net(*model, std::max(o.batch_size, data.X_train.size(0)));
   net.time_parts(parts);
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),
@@ -77,36 +76,35 @@ void print(const std::string& name, const Figures& f) {
 }
 
 // The two runs' step losses side by side: the largest difference, relative to the loss.
-double largest_drift(const std::vector<lesson::StepLoss>& curve, const std::vector<float>& losses) {
+double largest_drift(const std::vector<float>& curve, const std::vector<float>& losses) {
   if (curve.size() != losses.size())
     throw std::runtime_error(cat("the hand-written run took ", losses.size(), " steps, the lesson ", curve.size()));
   double drift = 0.0;
   for (size_t i = 0; i < losses.size(); ++i)
-    drift = std::max(drift, std::abs(double(losses[i]) - double(curve[i].loss)) / std::abs(double(curve[i].loss)));
+    drift = std::max(drift, std::abs(double(losses[i]) - double(curve[i])) / std::abs(double(curve[i])));
   return drift;
 }
 
 // Relative: a single float rounding is 6e-8, and the runs make none differently.
 constexpr double kLossTolerance = 1e-6;
 
-Figures measure(const data::DigitsSplit& data, const lesson::TrainOptions& options, int repeats) {
+Figures measure(const bench::LessonData& data, const bench::LessonRun& options, const std::string& name, int repeats) {
   Figures f;
   // The untimed first runs (which warm the caches too) give the losses to compare and the
   // sgemm calls: the hand-written run's for the replay, the lesson's to count.
-  lesson::RunResult reference;
-  const size_t lesson_calls = bench::record_gemm_calls([&] { reference = lesson::train_run(data, options); }).size();
+  std::vector<float> reference;
+  const size_t lesson_calls = bench::record_gemm_calls([&] { reference = bench::train_lesson(data, options); }).size();
   std::vector<float> losses;
-  const std::vector<kernels::GemmCall> calls = bench::record_gemm_calls([&] { losses = hand_run(data, options); });
+  const std::vector<bench::GemmCall> calls = bench::record_gemm_calls([&] { losses = hand_run(data, options); });
   f.steps = losses.size();
-  const double drift = largest_drift(reference.curve, losses);
+  const double drift = largest_drift(reference, losses);
   if (!(drift <= kLossTolerance))
-    throw std::runtime_error(cat("the hand-written ", lesson::short_name(options.norm), " run's step losses are ",
-                                 drift, " (relative) away from the lesson's, over ", kLossTolerance,
+    throw std::runtime_error(cat("the hand-written ", name, " run's step losses are ", drift,
+                                 " (relative) away from the lesson's, over ", kLossTolerance,
                                  ": it no longer does the lesson's work"));
   std::printf("%-7s step losses: the hand-written run within %.1e of the lesson's (relative); last %.6f against %.6f\n",
-              lesson::short_name(options.norm).c_str(), drift, double(losses.back()),
-              double(reference.curve.back().loss));
-  auto lesson_run = [&] { (void)lesson::train_run(data, options); };
+              name.c_str(), drift, double(losses.back()), double(reference.back()));
+  auto lesson_run = [&] { (void)bench::train_lesson(data, options); };
   auto hand = [&] { (void)hand_run(data, options); };
   if (lesson_calls != calls.size())
     throw std::runtime_error(
@@ -148,23 +146,19 @@ int run(int argc, char** argv) {
   const int repeats = bench::at_least(args, "repeats", 1);
   const int64_t batch_size = bench::at_least<int64_t>(args, "batch-size", 1),
                 epochs = bench::at_least<int64_t>(args, "epochs", 1);
-  const data::DigitsSplit data = data::load_digits(args["data"].as<std::string>());
+  const bench::LessonData data = bench::load_lesson_data(args["data"].as<std::string>());
   Figures total{.lesson = {0.0, 0.0}, .by_hand = {0.0, 0.0}, .floor = {0.0, 0.0}};
-  std::vector<lesson::NormKind> norms;  // all checked before the first run
+  std::vector<std::string> names;  // all checked before the first run
   std::stringstream list(args["norm"].as<std::string>());
   for (std::string name; std::getline(list, name, ',');) {
-    norms.push_back(lesson::parse_norm(name));
-    if (norms.back() != lesson::NormKind::None && norms.back() != lesson::NormKind::Batch &&
-        norms.back() != lesson::NormKind::Layer)
+    if (name != "none" && name != "batch" && name != "layer")
       throw UsageError(cat("--norm: the hand-written lesson has none, batch and layer, got \"", name, "\""));
+    names.push_back(name);
   }
-  for (const lesson::NormKind norm : norms) {
-    lesson::TrainOptions train;
-    train.norm = norm;
-    train.batch_size = batch_size;
-    train.epochs = epochs;
-    const Figures f = measure(data, train, repeats);
-    print(lesson::short_name(norm), f);
+  for (const std::string& name : names) {
+    const bench::LessonRun train{.norm = bench::parse_norm(name), .batch_size = batch_size, .epochs = epochs};
+    const Figures f = measure(data, train, name, repeats);
+    print(name, f);
     for (auto [sum, part] : {std::pair{&total.lesson, f.lesson}, {&total.by_hand, f.by_hand}, {&total.floor, f.floor}})
       *sum = {sum->wall + part.wall, sum->cpu + part.cpu};
     for (size_t p = 0; p < total.parts.size(); ++p) total.parts[p] += f.parts[p];

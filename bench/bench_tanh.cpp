@@ -1,7 +1,7 @@
-// tanh, float: nanoseconds a value for each build of minidl's formula and for SLEEF's u10
-// (PyTorch's), timed in turn on 65536 values in [-5, 5]; with --all-floats, the largest
-// error of the dispatched build against double tanh over every float, and whether it ever
-// decreases from one float to the next (docs/numerics.md).
+// tanh, float: nanoseconds a value for minidl's formula and for SLEEF's u10 (PyTorch's),
+// timed in turn on 65536 values in [-5, 5]; with --all-floats, the largest error against
+// double tanh over every float, and whether it ever decreases from one float to the next
+// (docs/numerics.md). A kernel micro-benchmark: minidl_internal.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,7 +11,7 @@
 
 #include "cli.hpp"
 #include "kernels/tanh.hpp"
-#include "kernels/tanh_isa.hpp"
+#include "minidl/threads.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -58,7 +58,7 @@ void sweep_all_floats() {
 }  // namespace
 
 int run(int argc, char** argv) {
-  cxxopts::Options options("bench_tanh", "tanh: ns a value per build, and its error over every float");
+  cxxopts::Options options("bench_tanh", "tanh: ns a value, against SLEEF's, and its error over every float");
   options.add_options()("repeats", "timed repeats", cxxopts::value<int>()->default_value("200"))(
       "all-floats", "measure the error over every float in [0, 11]")("h,help", "this help");
   const auto args = options.parse(argc, argv);
@@ -66,6 +66,7 @@ int run(int argc, char** argv) {
     std::printf("%s\n", options.help().c_str());
     return 0;
   }
+  minidl::set_num_threads(1);
   constexpr int64_t n = 65536;
   std::vector<float> x(n), y(n);
   for (int64_t i = 0; i < n; ++i) x[size_t(i)] = -5.0f + 10.0f * float(i) / float(n);
@@ -73,12 +74,8 @@ int run(int argc, char** argv) {
     const char* name;
     Span span;
   };
-  std::vector<Build> builds{{"SLEEF Sleef_tanhf8_u10 (PyTorch's)", minidl::kernels::tanh_span_sleef},
-                            {"minidl, plain build", minidl::kernels::tanh_span_portable}};
-#if defined(MINIDL_TANH_X86_BUILDS)
-  if (minidl::kernels::cpu_has_avx2_fma()) builds.push_back({"minidl, AVX2 build", minidl::kernels::tanh_span_avx2});
-  if (minidl::kernels::cpu_has_avx512()) builds.push_back({"minidl, AVX-512 build", minidl::kernels::tanh_span_avx512});
-#endif
+  const std::vector<Build> builds{{"SLEEF Sleef_tanhf8_u10 (PyTorch's)", minidl::kernels::tanh_span_sleef},
+                                  {"minidl", minidl::kernels::tanh_forward}};
   std::vector<double> best(builds.size(), 1e30);
   const int repeats = minidl::bench::at_least(args, "repeats", 1);
   for (int r = 0; r < repeats; ++r)  // in turn, so the machine's load touches each alike

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "gemm_floor.hpp"
 #include "minidl/minidl.hpp"
-#include "timing.hpp"
 
 using namespace minidl;
 

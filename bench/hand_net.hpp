@@ -4,7 +4,9 @@
 // ops call (kernels::gemm, tanh, the norm kernels, the column sums) and does the rest
 // (cross-entropy, the running statistics, SGD) with the framework's own arithmetic. Its time
 // is what the framework would take if its bookkeeping cost nothing: the floor of any
-// framework built on these kernels, between the lesson's time and its sgemm floor.
+// framework built on these kernels, between the lesson's time and its sgemm floor. It is
+// written apart from the framework on purpose (the table's hand-written baseline), and is
+// the one lesson benchmark that calls the library's private kernels (minidl_internal).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -18,7 +20,7 @@
 #include "kernels/norm/channel_norm.hpp"
 #include "kernels/norm/row_norm.hpp"
 #include "kernels/tanh.hpp"
-#include "lesson/deep_net.hpp"
+#include "lesson.hpp"
 #include "minidl/minidl.hpp"
 
 namespace minidl::bench {
@@ -31,7 +33,7 @@ using PartSeconds = std::array<double, size_t(Part::Count)>;
 
 class HandNet {
  public:
-  /// Takes the parameters of `model` (a lesson::deep_net with no norm, BatchNorm1d or
+  /// Takes the parameters of `model` (a lesson_net with no norm, BatchNorm1d or
   /// LayerNorm), trained in place, and buffers for batches of up to max_rows examples.
   HandNet(nn::Sequential& model, int64_t max_rows) {
     for (size_t i = 0; i < model.size(); ++i) {
@@ -40,14 +42,14 @@ class HandNet {
         layers_.push_back(make_layer(*linear, max_rows));
       } else if (auto* bn = dynamic_cast<nn::BatchNorm1d*>(m.get())) {
         Layer& l = layers_.back();
-        l.norm = lesson::NormKind::Batch;
+        l.norm = Norm::Batch;
         l.gamma = take(bn->weight, l.dgamma);
         l.beta = take(bn->bias, l.dbeta);
         l.running_mean = bn->running_mean;
         l.running_var = bn->running_var;
       } else if (auto* ln = dynamic_cast<nn::LayerNorm*>(m.get())) {
         Layer& l = layers_.back();
-        l.norm = lesson::NormKind::Layer;
+        l.norm = Norm::Layer;
         l.gamma = take(ln->weight, l.dgamma);
         l.beta = take(ln->bias, l.dbeta);
       } else if (dynamic_cast<nn::Tanh*>(m.get())) {
@@ -113,8 +115,8 @@ class HandNet {
   struct Layer {
     Tensor weight, bias, gamma, beta, running_mean, running_var;  // the model's own storage
     int64_t in = 0, out = 0;
-    lesson::NormKind norm = lesson::NormKind::None;  // the norm after the product, if any
-    bool tanh = false;                               // a Tanh last (all but the logits)
+    Norm norm = Norm::None;  // the norm after the product, if any
+    bool tanh = false;       // a Tanh last (all but the logits)
     Tensor dweight, dbias, dgamma, dbeta;
     Tensor pre, y;                 // (rows, out): the product (+ bias), the tanh output
     Tensor mean, mean_rest, rstd;  // the norm's statistics (rows or out)
@@ -162,7 +164,7 @@ class HandNet {
     return l;
   }
 
-  static bool has_norm(const Layer& l) { return l.norm != lesson::NormKind::None; }
+  static bool has_norm(const Layer& l) { return l.norm != Norm::None; }
 
   static kernels::NormStats stats(Layer& l) { return {l.mean.data(), l.mean_rest.data(), l.rstd.data()}; }
 
@@ -190,7 +192,7 @@ class HandNet {
   // normalizes again from l.pre and the statistics).
   void normalize(Layer& l, int64_t rows, bool training) {
     float* out = grad_a_.data();  // (rows, out)
-    if (l.norm == lesson::NormKind::Layer) {
+    if (l.norm == Norm::Layer) {
       kernels::row_norm_forward(out, stats(l), l.pre.data(), l.gamma.data(), l.beta.data(),
                                 {.rows = rows, .channels = l.out}, 1e-5);
       return;
@@ -273,7 +275,7 @@ class HandNet {
 
   // The norm's backward: from dnormed (rows, out) to dpre (rows, out).
   void denormalize(Layer& l, int64_t rows, const float* dnormed, float* dpre) {
-    if (l.norm == lesson::NormKind::Layer) {
+    if (l.norm == Norm::Layer) {
       kernels::row_norm_backward(dpre, l.dgamma.data(), l.dbeta.data(), dnormed, l.pre.data(), stats(l), l.gamma.data(),
                                  {.rows = rows, .channels = l.out});
       return;

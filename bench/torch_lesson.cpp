@@ -3,7 +3,7 @@
 // and the digits program: 8 x [Linear(n, 64), norm, Tanh] + Linear(64, 10), SGD lr 0.05,
 // batch 64 shuffled every epoch (last short batch kept), 5 epochs, seed 0, then in eval mode
 // the loss over the training split and the accuracy over the validation split. The data is
-// read by the lesson's own reader, so both processes load it alike.
+// read by bench/lesson.hpp's reader, so both processes load it alike.
 //   torch_lesson [--threads N (default 1)] [--norm none,batch,layer] [--batch-size 64] [--epochs 5]
 //                [--repeats R: also time R passes in the process and print the best]
 #include <torch/torch.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "data/digits.hpp"
+#include "lesson.hpp"
 
 namespace {
 
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     torch::set_num_threads(o.threads);
-    const minidl::data::DigitsSplit d = minidl::data::load_digits(MINIDL_DATA_DIR);
+    const minidl::bench::LessonData d = minidl::bench::load_lesson_data(MINIDL_DATA_DIR);
     const Split s{to_torch(d.X_train, torch::kFloat32), to_torch(d.y_train, torch::kLong),
                   to_torch(d.X_val, torch::kFloat32), to_torch(d.y_val, torch::kLong)};
     std::vector<std::string> norms;

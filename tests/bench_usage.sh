@@ -37,6 +37,8 @@ expect 2 "bench_lesson: Argument *two* failed to parse (see bench_lesson --help)
 expect 2 "bench_lesson: --batch-size must be at least 1, got -3 (see bench_lesson --help)" \
   "$dir/bench_lesson" --batch-size -3
 expect 2 "bench_lesson: unknown norm \"bogus\": choose from none, *" "$dir/bench_lesson" --norm bogus
+expect 2 "bench_lesson: the lesson's MLP has none, batch and layer (see bench_lesson --help)" \
+  "$dir/bench_lesson" --norm group --repeats 1
 expect 2 "bench_lesson: */missing/digits.csv: cannot open the file*" "$dir/bench_lesson" --data "$dir/missing"
 expect 2 "bench_lesson_by_hand: --norm: the hand-written lesson has none, batch and layer, got \"rms\"*" \
   "$dir/bench_lesson_by_hand" --norm none,rms
@@ -47,8 +49,8 @@ expect 2 "bench_wide: --threads must list counts of at least 1, got 0 (see bench
   "$dir/bench_wide" --threads 1,0
 expect 2 "bench_conv: --what must be layer, cnn, tiny or paths, got bogus (see bench_conv --help)" \
   "$dir/bench_conv" --what bogus
-expect 2 "bench_conv: --path must be rule, im2col or winograd, got fft (see bench_conv --help)" \
-  "$dir/bench_conv" --path fft
+expect 2 "bench_conv: unknown norm \"rms\": choose from none, batch, layer, group (see bench_conv --help)" \
+  "$dir/bench_conv" --what cnn --norm rms
 expect 2 "bench_norm: --shapes: expected dims like 256x64x8x8, got '3xq' (see bench_norm --help)" \
   "$dir/bench_norm" --shapes 3xq
 expect 2 "sgemm_lesson: usage: sgemm_lesson LOG \[repeats\] (see sgemm_lesson --help)" "$dir/sgemm_lesson"

@@ -1,6 +1,6 @@
 // Winograd F(2x2, 3x3) against the reference path (im2col + sgemm): the forward and every
-// gradient on many shapes, through the kernels and through conv2d with the path forced, and
-// the rule that picks the path.
+// gradient on many shapes, each path's kernels called directly; conv2d on shapes its rule
+// sends to Winograd; and the rule that picks the path.
 //
 // Tolerances, from float32's unit roundoff u = 2^-24 and first-order bounds |error| <=
 // depth * u * (sum of the magnitudes of the terms), with X = max|x|, W = max|w|, D = max|dout|:
@@ -24,14 +24,10 @@
 #include "kernels/conv/winograd.hpp"
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
-#include "support/fixture.hpp"
 
 using namespace minidl;
-using minidl::testing::check_call;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using minidl::testing::Fixture;
-using minidl::testing::fixtures_of;
 
 namespace {
 
@@ -42,14 +38,6 @@ double max_abs(const Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, double(std::abs(t.data()[i])));
   return m;
 }
-
-// While alive, conv2d takes the given path (Winograd only where it applies).
-struct ForcedPath {
-  explicit ForcedPath(kernels::Conv2dPath path) { kernels::force_conv2d_path(path); }
-  ~ForcedPath() { kernels::force_conv2d_path(std::nullopt); }
-  ForcedPath(const ForcedPath&) = delete;
-  ForcedPath& operator=(const ForcedPath&) = delete;
-};
 
 struct Tolerances {
   double out, dx, dw;
@@ -65,18 +53,19 @@ Tolerances tolerances(const kernels::Conv2dGeometry& g, double x, double w, doub
           u * x * d * (positions * positions + 36.0 * tiles * (tiles + 12.0))};
 }
 
-// Both paths' forward and backward on random data; every result within its tolerance.
-void check_paths_agree(const kernels::Conv2dGeometry& g, uint64_t seed) {
+// Both paths' forward and backward on random data, with a bias or none; every result within
+// its tolerance.
+void check_paths_agree(const kernels::Conv2dGeometry& g, uint64_t seed, bool with_bias = true) {
   REQUIRE(kernels::winograd_applies(g));
   Generator gen(seed);
   const Tensor x = Tensor::randn({g.batch, g.in_channels, g.in_h, g.in_w}, gen);
   const Tensor w = Tensor::randn({g.out_channels, g.in_channels, 3, 3}, gen);
-  const Tensor b = Tensor::randn({g.out_channels}, gen);
+  const Tensor b = with_bias ? Tensor::randn({g.out_channels}, gen) : Tensor::zeros({g.out_channels});
   const Tensor dout = Tensor::randn({g.batch, g.out_channels, g.out_h(), g.out_w()}, gen);
   const Tolerances tol = tolerances(g, max_abs(x), max_abs(w), max_abs(dout), max_abs(b));
   Tensor out = Tensor::full(dout.shape(), NAN), ref = Tensor::empty(dout.shape());
-  kernels::winograd_forward(g, x.data(), w.data(), b.data(), out.data());
-  kernels::conv2d_forward(g, x.data(), w.data(), b.data(), ref.data());
+  kernels::winograd_forward(g, x.data(), w.data(), with_bias ? b.data() : nullptr, out.data());
+  kernels::conv2d_forward(g, x.data(), w.data(), with_bias ? b.data() : nullptr, ref.data());
   check_close(out, ref, tol.out, 0.0);
   Tensor dx = Tensor::full(x.shape(), NAN), dw = Tensor::full(w.shape(), NAN), db = Tensor::full(b.shape(), NAN);
   Tensor dx_ref = Tensor::empty(x.shape()), dw_ref = Tensor::empty(w.shape()), db_ref = Tensor::empty(b.shape());
@@ -128,38 +117,10 @@ TEST_CASE("Winograd's gradients hold across several chunks and wide padding", "[
   check_paths_agree(geometry(1, 2, 3, 1, 9, 3), 103);
 }
 
-TEST_CASE("conv2d forced onto Winograd matches the reference path, unbatched and without bias", "[conv][winograd]") {
-  Generator gen(5);
-  struct Case {
-    Shape x;
-    int64_t cout, pad;
-    bool bias;
-  };
-  const std::vector<Case> cases{
-      {{3, 7, 6}, 4, 1, true}, {{2, 16, 9, 11}, 17, 0, true}, {{3, 3, 5, 5}, 2, 2, false}, {{1, 1, 1}, 3, 1, true}};
-  for (const Case& c : cases) {
-    const int64_t cin = c.x[c.x.size() - 3];
-    const Tensor x = Tensor::randn(c.x, gen), w = Tensor::randn({c.cout, cin, 3, 3}, gen);
-    const Tensor b = c.bias ? Tensor::randn({c.cout}, gen) : Tensor();
-    const Tensor dout = Tensor::randn(conv2d(x, w, b, 1, c.pad).shape(), gen);
-    std::vector<Tensor> results[2];
-    for (int p = 0; p < 2; ++p) {
-      const ForcedPath forced(p == 0 ? kernels::Conv2dPath::Im2col : kernels::Conv2dPath::Winograd);
-      std::vector<Tensor> in{x.clone().requires_grad_(), w.clone().requires_grad_()};
-      if (c.bias) in.push_back(b.clone().requires_grad_());
-      const Tensor out = conv2d(in[0], in[1], c.bias ? in[2] : Tensor(), 1, c.pad);
-      out.backward(dout);
-      results[p].push_back(out.detach());
-      for (const Tensor& t : in) results[p].push_back(t.grad());
-    }
-    const Tensor& x4 = c.x.size() == 4 ? x : x.reshape({1, c.x[0], c.x[1], c.x[2]});
-    const Tolerances tol = tolerances(geometry(x4.size(0), cin, c.cout, x4.size(2), x4.size(3), c.pad), max_abs(x),
-                                      max_abs(w), max_abs(dout), c.bias ? max_abs(b) : 0.0);
-    check_close(results[1][0], results[0][0], tol.out, 0.0);
-    check_close(results[1][1], results[0][1], tol.dx, 0.0);
-    check_close(results[1][2], results[0][2], tol.dw, 0.0);
-    if (c.bias) check_close(results[1][3], results[0][3], 0.0, 0.0);
-  }
+TEST_CASE("Winograd's kernels match the reference path without a bias", "[conv][winograd]") {
+  check_paths_agree(geometry(1, 7, 4, 3, 6, 1), 104, false);
+  check_paths_agree(geometry(3, 3, 2, 5, 5, 2), 105, false);
+  check_paths_agree(geometry(1, 1, 3, 1, 1, 1), 106, false);
 }
 
 TEST_CASE("conv2d takes Winograd only for 3x3 stride-1 convolutions the rule picks", "[conv][winograd]") {
@@ -167,40 +128,12 @@ TEST_CASE("conv2d takes Winograd only for 3x3 stride-1 convolutions the rule pic
   CHECK(kernels::conv2d_path(g) == kernels::Conv2dPath::Winograd);  // the benchmark's layer
   g.stride_h = 2;
   CHECK_FALSE(kernels::winograd_applies(g));
-  {
-    const ForcedPath forced(kernels::Conv2dPath::Winograd);  // forced, but it cannot compute this one
-    CHECK(kernels::conv2d_path(g) == kernels::Conv2dPath::Im2col);
-  }
+  CHECK(kernels::conv2d_path(g) == kernels::Conv2dPath::Im2col);
   CHECK(kernels::conv2d_path(geometry(4, 8, 8, 16, 16, 1)) == kernels::Conv2dPath::Winograd);  // the rule's corner
   CHECK(kernels::conv2d_path(geometry(4, 8, 8, 16, 15, 1)) == kernels::Conv2dPath::Im2col);
   CHECK(kernels::conv2d_path(geometry(4, 7, 8, 16, 16, 1)) == kernels::Conv2dPath::Im2col);
   CHECK(kernels::conv2d_path(geometry(64, 1, 16, 8, 8, 1)) == kernels::Conv2dPath::Im2col);   // the digits' conv1
   CHECK(kernels::conv2d_path(geometry(64, 32, 32, 4, 4, 1)) == kernels::Conv2dPath::Im2col);  // and conv3
-  const ForcedPath forced(kernels::Conv2dPath::Im2col);
-  CHECK(kernels::conv2d_path(geometry(32, 64, 64, 32, 32, 1)) == kernels::Conv2dPath::Im2col);
-}
-
-TEST_CASE("fixtures: conv2d forced onto Winograd matches PyTorch wherever Winograd applies",
-          "[fixtures][conv][winograd]") {
-  const auto size2 = [](const nlohmann::json& pair) -> Size2 { return {pair.at(0), pair.at(1)}; };
-  int applied = 0;
-  for (const Fixture& fx : fixtures_of("Conv2d")) {
-    const auto& o = fx.options();
-    const bool applies = size2(o.at("kernel_size")) == Size2{3, 3} && size2(o.at("stride")) == Size2{1, 1} &&
-                         size2(o.at("dilation")) == Size2{1, 1} && o.at("groups") == 1;
-    if (!applies) continue;
-    DYNAMIC_SECTION(fx.name()) {
-      nn::Conv2d conv(nn::Conv2dOptions(o.at("in_channels"), o.at("out_channels"), 3)
-                          .padding(size2(o.at("padding")))
-                          .bias(o.at("bias")));
-      conv.load_state_dict(fx.state_for(conv));
-      const ForcedPath forced(kernels::Conv2dPath::Winograd);
-      check_call(
-          fx, "", [&](const Tensor& x) { return conv(x); }, conv.named_parameters());
-    }
-    ++applied;
-  }
-  CHECK(applied >= 6);  // 3x3, no bias, unbatched, 1x1 image, the digits' conv1, the rule's
 }
 
 TEST_CASE("the rule takes Winograd for the conv2d_winograd_rule fixture", "[conv][winograd]") {
@@ -209,11 +142,11 @@ TEST_CASE("the rule takes Winograd for the conv2d_winograd_rule fixture", "[conv
 
 TEST_CASE("conv2d's gradients on the Winograd path match finite differences", "[conv][winograd][gradcheck]") {
   Generator gen(23);
-  const ForcedPath forced(kernels::Conv2dPath::Winograd);
-  for (int64_t pad : {0, 1, 2}) {
+  for (int64_t pad : {1, 2}) {  // 8 channels and outputs of 16x16 or more: the rule takes Winograd
     DYNAMIC_SECTION("padding " << pad) {
-      const Tensor x = Tensor::randn({2, 3, 5, 6}, gen), w = Tensor::randn({4, 3, 3, 3}, gen);
-      const Tensor b = Tensor::randn({4}, gen);
+      REQUIRE(kernels::conv2d_path(geometry(1, 8, 8, 16, 16, pad)) == kernels::Conv2dPath::Winograd);
+      const Tensor x = Tensor::randn({1, 8, 16, 16}, gen), w = Tensor::randn({8, 8, 3, 3}, gen);
+      const Tensor b = Tensor::randn({8}, gen);
       check_gradients([&](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], 1, pad); }, {x, w, b},
                       testing::kLinearOp);
     }
@@ -223,8 +156,8 @@ TEST_CASE("conv2d's gradients on the Winograd path match finite differences", "[
 // On several threads each thread takes whole point products (one OpenBLAS thread each): the
 // products and, per point, the order of the chunks are those of one thread, so are the bits.
 TEST_CASE("conv2d on the Winograd path gives identical bits with 1 and 4 threads", "[conv][winograd][threads]") {
-  const ForcedPath forced(kernels::Conv2dPath::Winograd);
   Generator gen(5);
+  REQUIRE(kernels::conv2d_path(geometry(3, 32, 32, 32, 32, 1)) == kernels::Conv2dPath::Winograd);
   // 32 channels of 32 x 32: 2 images a chunk, so 3 images make 2 chunks and the weight
   // gradient sums chunk after chunk.
   const Tensor x = Tensor::randn({3, 32, 32, 32}, gen), w = Tensor::randn({32, 32, 3, 3}, gen);

@@ -22,7 +22,7 @@ TEST_CASE("a gemm log numbers buffers by first use and survives a round trip thr
   Generator gen(1);
   nn::Linear layer(3, 4, gen);
   const Tensor x = Tensor::randn({5, 3}, gen).requires_grad_();
-  std::vector<kernels::GemmCall> calls;
+  std::vector<bench::GemmCall> calls;
   {
     bench::GemmRecorder recorder;
     sum(layer(x)).backward();

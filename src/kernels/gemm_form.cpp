@@ -2,13 +2,11 @@
 
 #include <cblas.h>
 
-#include <atomic>
+#include <algorithm>
 #include <string_view>
 
 namespace minidl::kernels {
 namespace {
-
-std::atomic<GemmRewrite> rewrite_mode{GemmRewrite::Rule};  // set_gemm_rewrite's choice
 
 // One row times a matrix: packing costs more than the row's products, except within the
 // small-matrix kernels' window of 10^6 multiply-adds (docs/benchmarks.md, "One row times a matrix").
@@ -27,18 +25,17 @@ bool blas_has_small_matrix_kernels() {
   return yes;
 }
 
-void set_gemm_rewrite(GemmRewrite mode) { rewrite_mode.store(mode); }
-
 GemmForm choose_gemm_form(bool transpose_a, int64_t m, int64_t n, int64_t k) {
-  switch (rewrite_mode.load(std::memory_order_relaxed)) {
-    case GemmRewrite::Never:
-      return GemmForm::Gemm;
-    case GemmRewrite::Always:
-      return m == 1 && !transpose_a ? GemmForm::RowTimesB : GemmForm::Gemm;
-    case GemmRewrite::Rule:
-      break;
-  }
   return row_as_gemv(transpose_a, m, n, k) ? GemmForm::RowTimesB : GemmForm::Gemm;
+}
+
+void gemm_row_as_gemv(bool transpose_b, int64_t n, int64_t k, float alpha, const float* a, const float* b, float beta,
+                      float* c) {
+  if (beta == 0.0f) std::fill_n(c, n, 0.0f);  // C's old values may be anything, NaN too
+  if (transpose_b)                            // B (n, k): c = B a
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, int(n), int(k), alpha, b, int(k), a, 1, beta, c, 1);
+  else  // B (k, n): c = B^T a
+    cblas_sgemv(CblasRowMajor, CblasTrans, int(k), int(n), alpha, b, int(n), a, 1, beta, c, 1);
 }
 
 }  // namespace minidl::kernels

@@ -3,8 +3,6 @@
 // faster for that shape on this core (gemm_form.cpp says which and why).
 #include <cstdint>
 
-#include "kernels/gemm.hpp"
-
 namespace minidl::kernels {
 
 enum class GemmForm {
@@ -12,8 +10,12 @@ enum class GemmForm {
   RowTimesB  // one row (m == 1, A not transposed): cblas_sgemv
 };
 
-/// The form for gemm(transpose_a, _, m, n, k), by the rule or as forced by set_gemm_rewrite.
+/// The form gemm(transpose_a, _, m, n, k) hands BLAS on this core.
 GemmForm choose_gemm_form(bool transpose_a, int64_t m, int64_t n, int64_t k);
+
+/// The RowTimesB form: c (1, n) = alpha a (1, k) op(B) + beta c through cblas_sgemv, op(B) (k, n).
+void gemm_row_as_gemv(bool transpose_b, int64_t n, int64_t k, float alpha, const float* a, const float* b, float beta,
+                      float* c);
 
 /// Whether OpenBLAS runs its small-matrix kernels on this core (its SkylakeX, Cooperlake and
 /// SapphireRapids builds; Zen 4 runs SkylakeX's): they multiply products of at most 10^6

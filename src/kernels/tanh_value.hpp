@@ -1,8 +1,8 @@
 #pragma once
-// minidl's float tanh, one value: the loop each instruction set compiles (tanh_avx2.cpp,
-// tanh_avx512.cpp, tanh.cpp). Only IEEE operations with one rounding each (+ - * /, fused
-// multiply-adds written out, selects, bit operations), so every build gives every value the
-// same bits: AVX2, AVX-512 and the plain loop agree bit for bit (tests/test_tanh_kernel.cpp).
+// minidl's float tanh, one value, and the loop tanh.cpp vectorizes. Only IEEE operations
+// with one rounding each (+ - * /, fused multiply-adds written out, selects, bit
+// operations), so any build gives every value the same bits: the vector loop agrees with
+// one value at a time bit for bit (tests/test_tanh_kernel.cpp).
 //
 // The formula works on a = |x| and sets the sign of x last, so tanh(-x) = -tanh(x) exactly.
 // a < 0.9: the odd polynomial a + a^3 p(a^2), p fitted on [0, 0.81] (Chebyshev fit of

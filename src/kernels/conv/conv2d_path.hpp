@@ -1,8 +1,6 @@
 #pragma once
 // Which kernels compute a convolution: im2col + sgemm (any geometry, the reference path) or
 // Winograd F(2x2, 3x3) (kernels/conv/winograd.hpp) where it applies and was measured faster.
-#include <optional>
-
 #include "kernels/conv/conv2d.hpp"
 
 namespace minidl::kernels {
@@ -16,11 +14,7 @@ constexpr int64_t kWinogradMinChannels = 8;
 constexpr int64_t kWinogradMinSide = 16;
 bool winograd_pays(const Conv2dGeometry& g);
 
-/// The path conv2d takes for g: the forced one if set (Winograd only where it applies), else the rule.
+/// The path conv2d takes for g, by that rule.
 Conv2dPath conv2d_path(const Conv2dGeometry& g);
-
-/// Forces a path for the calls that follow, on every thread; nullopt restores the rule. For
-/// tests and benchmarks, which hold the two paths together and time them.
-void force_conv2d_path(std::optional<Conv2dPath> path);
 
 }  // namespace minidl::kernels

@@ -395,13 +395,9 @@ void bias_from_plane_sums(const Conv2dGeometry& g, const double* sums, float* db
 // several threads each thread takes whole products (OpenBLAS runs one thread inside an
 // OpenMP region), where one OpenBLAS call over all threads splits products too small to
 // split well. Each product and, per point, the order of the chunks stay the same, and so do
-// the bits. While a benchmark logs this thread's calls they all stay on it.
+// the bits.
 template <typename F>
 void for_each_point(F&& product) {
-  if (gemm_calls_logged()) {
-    for (int64_t e = 0; e < kPoints; ++e) product(e);
-    return;
-  }
   parallel_for(kPoints, 1, product);
 }
 
