@@ -132,6 +132,9 @@ TEST_CASE("digits refuses option combinations that make no sense, with one line 
        "from checkpoints)"},
       {{"--init", "xavier", "--init-from", "somewhere"},
        "--init xavier and --init-from both set the initial weights: give one"},
+      {{"--arch", "cnn", "--init", "kaiming"},
+       "--init kaiming re-draws Linear layers only: --arch cnn takes --init pytorch (its convolutions would keep "
+       "PyTorch's draw)"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;

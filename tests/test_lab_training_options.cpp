@@ -27,8 +27,6 @@ TEST_CASE("deep_net init_scale multiplies every Linear's weight and leaves biase
     for (int64_t k = 0; k < p.weight.numel(); ++k) CHECK(s.weight.data()[k] == p.weight.data()[k] * 0.25f);
     for (int64_t k = 0; k < p.bias.numel(); ++k) CHECK(s.bias.data()[k] == p.bias.data()[k]);
   }
-  CHECK_THROWS_WITH(lesson::deep_net(NormKind::Layer, {.init_scale = 0.0}),
-                    "init_scale must be a positive number, got 0");
 }
 
 TEST_CASE("deep_net bias_before_norm = false drops the bias of the Linears before a norm", "[lab][lesson]") {
@@ -45,8 +43,6 @@ TEST_CASE("deep_net bn_momentum reaches BatchNorm1d, None included", "[lab][less
   CHECK_FALSE(cumulative->at<nn::BatchNorm1d>(1).options().momentum.has_value());
   auto slow = lesson::deep_net(NormKind::Batch, {.depth = 1, .bn_momentum = 0.01});
   CHECK(*slow->at<nn::BatchNorm1d>(1).options().momentum == 0.01);
-  CHECK_THROWS_WITH(lesson::deep_net(NormKind::Batch, {.bn_momentum = 1.5}),
-                    "BatchNorm momentum must be in [0, 1], got 1.5");
 }
 
 TEST_CASE("train_run with steps trains exactly that many steps across epochs", "[lab][lesson]") {
@@ -60,6 +56,4 @@ TEST_CASE("train_run with steps trains exactly that many steps across epochs", "
   REQUIRE(r.curve.size() == 7);
   CHECK(r.curve.back().epoch == 3);  // 3 + 3 + 1
   CHECK(r.validation.size() == 3);
-  o.steps = 0;
-  CHECK_THROWS_WITH(lesson::train_run(digits(), o), "steps must be at least 1, got 0");
 }

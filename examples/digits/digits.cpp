@@ -178,27 +178,13 @@ bool written(Write&& write) {
 }
 
 int run(Settings s) {
-  for (NormKind norm : s.norms) {
-    s.train.norm = norm;
-    lesson::check_model_options(norm, s.train.net, s.train.model);
-    lesson::check_model_fits(norm, s.train.net, s.train.model);
-  }
   if (s.summary_model) return print_model_summaries(s);
-  // The checks below that apply to every run: none refuses a norm per run (BatchNorm's batch of
-  // one is refused run by run), but a resmlp arch needs one of its own norms to check against.
-  s.train.norm = s.train.model.arch == lesson::Arch::MLP ? NormKind::None : s.norms.front();
   check_outputs(s);
   const data::DigitsSplit data = data::load_digits(s.data_dir);
-  if (!s.batch_order.empty())
-    s.train.batch_order = data::read_batch_order(s.batch_order, data.X_train.size(0), s.train.epochs);
-  lesson::check_train_options(s.train, data.X_train.size(0));
-  if (!s.stats.empty()) {
-    const int64_t per_epoch = lesson::steps_per_epoch(data.X_train.size(0), s.train.batch_size, s.train.drop_last);
-    const int64_t steps = s.train.epochs > std::numeric_limits<int64_t>::max() / per_epoch
-                              ? std::numeric_limits<int64_t>::max()  // --epochs beyond any run's end
-                              : s.train.epochs * per_epoch;
-    s.train.stats_every = s.stats_every > 0 ? s.stats_every : lesson::default_stats_every(steps);
-  }
+  const int64_t examples = data.X_train.size(0);
+  if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, examples, s.train.epochs);
+  const int64_t steps = check_against_data(s, examples);
+  if (!s.stats.empty()) s.train.stats_every = s.stats_every > 0 ? s.stats_every : lesson::default_stats_every(steps);
   std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
 
   // Runs that cannot train are refused now, before anything trains; if no run is left the
@@ -210,7 +196,7 @@ int run(Settings s) {
     lesson::TrainOptions options = s.train;
     options.norm = specs[i].norm;
     options.seed = specs[i].seed;
-    refused[i] = lesson::refusal(options, data.X_train.size(0));
+    refused[i] = lesson::refusal(options, examples);
     trainable += !refused[i];
   }
   if (trainable == 0) throw UsageError(*refused.front());

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cxxopts.hpp>
@@ -12,8 +13,6 @@
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
-#include "model_options.hpp"
-#include "trainer_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,53 +20,106 @@ namespace minidl::digits {
 
 namespace {
 
-// Every value is read as text and parsed here, so each message names its option (cxxopts'
-// own numbers would take "0x10" as 16 and report "Argument '' failed to parse" unnamed).
+using lesson::Arch;
+using lesson::NormKind;
+
+constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
+
+// One option: its group in --help ("" the first), name, help, default (null: none) and the
+// name of its value (null: a flag without one).
+struct Declared {
+  const char* group;
+  const char* name;
+  const char* help;
+  const char* default_value;
+  const char* value_name;
+};
+
+// In --help's order. Every value is read as text and parsed below, so each message names its
+// option (cxxopts' own numbers would take "0x10" as 16 and report "Argument '' failed to parse").
+const Declared kOptions[] = {
+    {"", "norm", "comma list of none, batch, layer, rms, group (instance: --arch cnn only)", "none,batch,layer",
+     "LIST"},
+    {"", "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7", "0-4",
+     "LIST"},
+    {"", "epochs", "passes over the training split", "5", "N"},
+    {"", "lr", "SGD learning rate", "0.05", "LR"},
+    {"", "batch-size", "examples per batch (more than the split: one batch of it all)", "64", "N"},
+    {"", "drop-last", "drop the short last batch of each epoch (default: keep it, as the lesson does)", nullptr,
+     nullptr},
+    {"", "depth", "Linear + norm + Tanh blocks", "8", "N"},
+    {"", "width", "features per hidden layer", "64", "N"},
+    {"", "groups", "GroupNorm's groups (must divide --width; the CNN: 16)", "8", "G"},
+    {"", "threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
+     nullptr, "N"},
+    {"", "jobs",
+     "train up to N runs at once, each on its own thread, with the results of one by one (default: the machine's "
+     "cores, or 1 with --threads)",
+     nullptr, "N"},
+    {"", "data", "directory with digits.csv and the split files (default: the project's data/)", nullptr, "DIR"},
+    {"", "curves", "write every step's loss to FILE (CSV: run,seed,epoch,step,loss)", nullptr, "FILE"},
+    {"", "val-curves",
+     "write each epoch's validation loss and accuracy to FILE (CSV: run,seed,epoch,step,val_loss,val_accuracy)",
+     nullptr, "FILE"},
+    {"", "summary", "write each run's figures to FILE (JSON)", nullptr, "FILE"},
+    {"", "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
+     nullptr, "DIR"},
+    {"", "init-from", "start each run (every seed) from DIR/<run>.safetensors instead of a random init", nullptr,
+     "DIR"},
+    {"", "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
+     nullptr, "FILE"},
+    {"", "stats",
+     "record each layer's statistics (tanh outputs, their gradients, weight gradients and updates) and write them "
+     "to FILE (CSV: run,seed,step,layer,quantity,statistic,value)",
+     nullptr, "FILE"},
+    {"", "stats-every",
+     "with --stats: record every N-th step and each epoch's last (default: about 30 snapshots a run)", nullptr, "N"},
+    {"", "quiet", "no progress lines", nullptr, nullptr},
+    {"", "distributed",
+     "train data-parallel on the processes mpirun started (mpirun -np N digits --distributed): each rank takes "
+     "batch-size / N of every batch; rank 0 prints and writes the files",
+     nullptr, nullptr},
+    {"", "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)",
+     nullptr, nullptr},
+    {"", "help", "show this help", nullptr, nullptr},
+    // The trainer's tools (lesson/trainer_setup.hpp says what each does).
+    {"", "optimizer", "sgd, adam or adamw (--lr applies to each)", "sgd", "NAME"},
+    {"", "momentum", "SGD's momentum (default 0; not with adam/adamw)", nullptr, "M"},
+    {"", "weight-decay", "L2 penalty (sgd, adam) or decoupled decay (adamw); default 0, adamw 0.01", nullptr, "WD"},
+    {"", "betas", "Adam's and AdamW's betas (default 0.9,0.999; not with sgd)", nullptr, "B1,B2"},
+    {"", "warmup", "raise the lr linearly from 0.01 lr over the first STEPS steps (LinearLR), then the schedule", "0",
+     "STEPS"},
+    {"", "schedule", "constant, cosine (down to 0 at the last step, after the warmup) or step (x0.5 every epoch)",
+     "constant", "NAME"},
+    {"", "clip", "clip the gradients' total L2 norm to NORM before each step", nullptr, "NORM"},
+    {"Model", "arch",
+     "mlp (the lesson's deep tanh net), resmlp-pre or resmlp-post (residual MLP blocks), cnn (3 convolutions, "
+     "global average pooling, Linear; docs/cnn.md)",
+     "mlp", "ARCH"},
+    {"Model", "blocks", "residual blocks of a resmlp arch (default 4)", nullptr, "N"},
+    {"Model", "expansion", "a resmlp block's hidden width over --width (default 4)", nullptr, "N"},
+    {"Model", "dropout", "Dropout(P) at the end of each resmlp block's MLP, in [0, 1) (default 0)", nullptr, "P"},
+    {"Model", "init",
+     "pytorch (nn.Linear's default), xavier (xavier_uniform_ with the activation's gain) or kaiming "
+     "(kaiming_normal_ fan_in), biases 0",
+     "pytorch", "SCHEME"},
+    {"Model", "summary-model", "print each model's layers and parameter counts, train nothing", nullptr, nullptr},
+};
+
 cxxopts::Options command_line() {
   cxxopts::Options options("digits",
                            "Trains the lesson's deep tanh network on the handwritten digits, once per norm "
                            "and seed.");
   options.set_width(100);
-  auto text = [] { return cxxopts::value<std::string>(); };
-  options.add_options()("norm", "comma list of none, batch, layer, rms, group (instance: --arch cnn only)",
-                        text()->default_value("none,batch,layer"), "LIST")(
-      "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7",
-      text()->default_value("0-4"), "LIST")("epochs", "passes over the training split", text()->default_value("5"),
-                                            "N")("lr", "SGD learning rate", text()->default_value("0.05"), "LR")(
-      "batch-size", "examples per batch (more than the split: one batch of it all)", text()->default_value("64"), "N")(
-      "drop-last", "drop the short last batch of each epoch (default: keep it, as the lesson does)")(
-      "depth", "Linear + norm + Tanh blocks", text()->default_value("8"), "N")("width", "features per hidden layer",
-                                                                               text()->default_value("64"), "N")(
-      "groups", "GroupNorm's groups (must divide --width; the CNN: 16)", text()->default_value("8"), "G")(
-      "threads", "threads for OpenMP and OpenBLAS in each run (default: 1 when runs train at once, else theirs)",
-      text(), "N")("jobs",
-                   "train up to N runs at once, each on its own thread, with the results of one by one (default: "
-                   "the machine's cores, or 1 with --threads)",
-                   text(), "N")("data", "directory with digits.csv and the split files (default: the project's data/)",
-                                text(), "DIR")(
-      "curves", "write every step's loss to FILE (CSV: run,seed,epoch,step,loss)", text(), "FILE")(
-      "val-curves",
-      "write each epoch's validation loss and accuracy to FILE (CSV: run,seed,epoch,step,val_loss,"
-      "val_accuracy)",
-      text(), "FILE")("summary", "write each run's figures to FILE (JSON)", text(), "FILE")(
-      "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
-      text(), "DIR")("init-from", "start each run (every seed) from DIR/<run>.safetensors instead of a random init",
-                     text(), "DIR")(
-      "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere", text(),
-      "FILE")("stats",
-              "record each layer's statistics (tanh outputs, their gradients, weight gradients and updates) "
-              "and write them to FILE (CSV: run,seed,step,layer,quantity,statistic,value)",
-              text(), "FILE")("stats-every",
-                              "with --stats: record every N-th step and each epoch's last (default: about 30 "
-                              "snapshots a run)",
-                              text(), "N")("quiet", "no progress lines")(
-      "distributed",
-      "train data-parallel on the processes mpirun started (mpirun -np N digits --distributed): each rank takes "
-      "batch-size / N of every batch; rank 0 prints and writes the files")(
-      "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)")(
-      "help", "show this help");
-  add_model_options(options);
-  add_trainer_options(options);
+  for (const Declared& d : kOptions) {
+    if (!d.value_name) {
+      options.add_options(d.group)(d.name, d.help);
+      continue;
+    }
+    auto value = cxxopts::value<std::string>();
+    if (d.default_value) value->default_value(d.default_value);
+    options.add_options(d.group)(d.name, d.help, value, d.value_name);
+  }
   return options;
 }
 
@@ -87,15 +139,7 @@ std::string default_data_dir() {
   throw UsageError(cat("cannot find the digits data (looked in ", looked, "): pass --data DIR"));
 }
 
-// A repeated option would silently keep one of its values: say which came twice.
-void refuse_repeats(const cxxopts::ParseResult& args) {
-  std::map<std::string, int> seen;
-  for (const cxxopts::KeyValue& kv : args.arguments())
-    if (++seen[kv.key()] == 2) throw UsageError(cat("--", kv.key(), " is given more than once: give it once"));
-}
-
-}  // namespace
-
+// The whole text as a decimal integer in [low, high] ("0x10", "1e3", " 5", "" are refused).
 int64_t parse_whole(const std::string& option, const std::string& text, int64_t low, int64_t high) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -111,6 +155,7 @@ int64_t parse_whole(const std::string& option, const std::string& text, int64_t 
   return value;
 }
 
+// The whole text as a finite or infinite decimal number ("nan" and "inf" read as such).
 double parse_real(const std::string& option, const std::string& text) {
   double value = 0.0;
   const char* end = text.data() + text.size();
@@ -120,16 +165,17 @@ double parse_real(const std::string& option, const std::string& text) {
   return value;
 }
 
-std::vector<lesson::NormKind> parse_norms(const std::string& list) {
+// "none,batch,layer" -> the norms in that order; an empty item or a norm twice is refused.
+std::vector<NormKind> parse_norms(const std::string& list) {
   if (list.empty()) throw UsageError("--norm is empty: choose from none, batch, layer, rms, group");
-  std::vector<lesson::NormKind> norms;
+  std::vector<NormKind> norms;
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string name = list.substr(start, comma - start);
     if (name.empty())
       throw UsageError(cat("--norm \"", list, "\" has an empty item: choose from none, batch, layer, rms, group"));
-    const lesson::NormKind norm = lesson::parse_norm(name);
+    const NormKind norm = lesson::parse_norm(name);
     if (std::find(norms.begin(), norms.end(), norm) != norms.end())
       throw UsageError(cat("--norm lists \"", name, "\" twice"));
     norms.push_back(norm);
@@ -137,6 +183,123 @@ std::vector<lesson::NormKind> parse_norms(const std::string& list) {
   }
   return norms;
 }
+
+std::array<double, 2> parse_betas(const std::string& text) {
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
+    throw UsageError(cat("--betas: \"", text, "\" is not two numbers B1,B2 (such as 0.9,0.999)"));
+  return {parse_real("--betas", text.substr(0, comma)), parse_real("--betas", text.substr(comma + 1))};
+}
+
+// The value of `choices` whose name (as name_of prints it) is `text`; else UsageError(refusal).
+template <typename Kind, typename NameOf>
+Kind named(const std::string& text, std::initializer_list<Kind> choices, NameOf name_of, const std::string& refusal) {
+  for (Kind kind : choices)
+    if (name_of(kind) == text) return kind;
+  throw UsageError(refusal);
+}
+
+// A repeated option would silently keep one of its values: say which came twice.
+void refuse_repeats(const cxxopts::ParseResult& args) {
+  std::map<std::string, int> seen;
+  for (const cxxopts::KeyValue& kv : args.arguments())
+    if (++seen[kv.key()] == 2) throw UsageError(cat("--", kv.key(), " is given more than once: give it once"));
+}
+
+// The parsed line: each value read as text and parsed, its messages naming the option.
+struct Line {
+  const cxxopts::ParseResult& args;
+
+  bool given(const char* name) const { return args.count(name) > 0; }
+  // The value given or the option's default; "" for an option without default not given.
+  std::string text(const char* name) const {
+    return given(name) || args[name].has_default() ? args[name].as<std::string>() : std::string();
+  }
+  int64_t whole(const char* name, int64_t low, int64_t high = kMost) const {
+    return parse_whole(cat("--", name), text(name), low, high);
+  }
+  double real(const char* name) const { return parse_real(cat("--", name), text(name)); }
+};
+
+lesson::TrainerSetup read_trainer(const Line& line) {
+  using lesson::OptimizerKind, lesson::ScheduleKind;
+  lesson::TrainerSetup t;
+  const auto optimizer_name = [](OptimizerKind k) { return lesson::short_name(k); };
+  t.optimizer =
+      named(line.text("optimizer"), {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW}, optimizer_name,
+            cat("--optimizer: unknown optimizer \"", line.text("optimizer"), "\" (choose sgd, adam or adamw)"));
+  if (line.given("momentum")) t.momentum = line.real("momentum");
+  if (line.given("weight-decay")) t.weight_decay = line.real("weight-decay");
+  if (line.given("betas")) t.betas = parse_betas(line.text("betas"));
+  t.warmup = line.whole("warmup", 0);
+  const auto schedule_name = [](ScheduleKind k) { return lesson::short_name(k); };
+  t.schedule =
+      named(line.text("schedule"), {ScheduleKind::Constant, ScheduleKind::Cosine, ScheduleKind::Step}, schedule_name,
+            cat("--schedule: unknown schedule \"", line.text("schedule"), "\" (choose constant, cosine or step)"));
+  if (line.given("clip")) t.clip = line.real("clip");
+  const bool sgd = t.optimizer == OptimizerKind::Sgd;
+  if (t.momentum && !sgd)
+    throw UsageError(cat("--momentum applies to --optimizer sgd only, not ", lesson::short_name(t.optimizer),
+                         " (Adam's momentum is --betas)"));
+  if (t.betas && sgd) throw UsageError("--betas applies to --optimizer adam or adamw only, not sgd (see --momentum)");
+  if (t.momentum && !(*t.momentum >= 0.0 && std::isfinite(*t.momentum)))
+    throw UsageError(cat("--momentum must be a number >= 0, got ", *t.momentum));
+  if (t.weight_decay && !(*t.weight_decay >= 0.0 && std::isfinite(*t.weight_decay)))
+    throw UsageError(cat("--weight-decay must be a number >= 0, got ", *t.weight_decay));
+  if (t.betas)
+    for (double b : *t.betas)
+      if (!(b >= 0.0 && b < 1.0)) throw UsageError(cat("--betas: each beta must be in [0, 1), got ", b));
+  if (t.clip && !(*t.clip > 0.0 && std::isfinite(*t.clip)))
+    throw UsageError(cat("--clip must be a positive number, got ", *t.clip));
+  return t;
+}
+
+// The "Model" options, and the refusal of those that do not go with --arch. Reads s.norms.
+void read_model(const Line& line, Settings& s) {
+  using lesson::InitScheme;
+  lesson::ModelOptions& m = s.train.model;
+  m.arch = named(
+      line.text("arch"), {Arch::MLP, Arch::ResMLPPre, Arch::ResMLPPost, Arch::CNN}, lesson::arch_name,
+      cat("--arch: unknown architecture \"", line.text("arch"), "\": choose from mlp, resmlp-pre, resmlp-post, cnn"));
+  m.init = named(line.text("init"), {InitScheme::PyTorch, InitScheme::Xavier, InitScheme::Kaiming}, lesson::init_name,
+                 cat("--init: unknown scheme \"", line.text("init"),
+                     "\": choose from pytorch, xavier, kaiming (--init-from DIR starts from checkpoints)"));
+  s.summary_model = line.given("summary-model");
+  const std::string arch = lesson::arch_name(m.arch);
+  const bool residual = m.arch == Arch::ResMLPPre || m.arch == Arch::ResMLPPost;
+  for (const char* name : {"blocks", "expansion", "dropout"})
+    if (line.given(name) && !residual)
+      throw UsageError(cat("--", name, " needs --arch resmlp-pre or resmlp-post (--arch ", arch, " has none)"));
+  for (const char* name : {"depth", "groups"})
+    if (line.given(name) && residual)
+      throw UsageError(
+          cat("--", name, " is for --arch mlp; --arch ", arch, " takes --blocks, --expansion and --width"));
+  for (const char* name : {"depth", "width"})
+    if (line.given(name) && m.arch == Arch::CNN)
+      throw UsageError(cat("--", name, " is for --arch mlp and the resmlp archs; --arch cnn has fixed sizes (",
+                           "16 and 32 channels, docs/cnn.md)"));
+  if (line.given("blocks")) m.blocks = line.whole("blocks", 1);
+  if (line.given("expansion")) m.expansion = line.whole("expansion", 1);
+  if (line.given("dropout")) {
+    m.dropout = line.real("dropout");
+    if (!(m.dropout >= 0.0 && m.dropout < 1.0))
+      throw UsageError(cat("--dropout must be in [0, 1), got ", line.text("dropout")));
+  }
+  if (m.init != InitScheme::PyTorch && !s.init_from_dir.empty())
+    throw UsageError(
+        cat("--init ", lesson::init_name(m.init), " and --init-from both set the initial weights: give one"));
+  if (m.init != InitScheme::PyTorch && m.arch == Arch::CNN)
+    throw UsageError(cat("--init ", lesson::init_name(m.init),
+                         " re-draws Linear layers only: --arch cnn takes --init pytorch (its convolutions would keep "
+                         "PyTorch's draw)"));
+  if (!residual) return;
+  if (!line.given("norm")) s.norms = {NormKind::Layer};
+  for (NormKind norm : s.norms)
+    if (norm != NormKind::Layer && norm != NormKind::RMS)
+      throw UsageError(cat("--arch ", arch, " takes --norm layer or rms, got ", lesson::short_name(norm)));
+}
+
+}  // namespace
 
 std::optional<Settings> parse_settings(int argc, char** argv) {
   cxxopts::Options options = command_line();
@@ -147,48 +310,45 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   }
   if (!args.unmatched().empty()) throw UsageError(cat("unexpected argument \"", args.unmatched()[0], "\""));
   refuse_repeats(args);
-  // The value given or the option's default; "" for an option without default not given.
-  auto text = [&](const char* name) {
-    return args.count(name) || args[name].has_default() ? args[name].as<std::string>() : std::string();
-  };
-  auto whole = [&](const char* name, int64_t low) {
-    return parse_whole(cat("--", name), text(name), low, std::numeric_limits<int64_t>::max());
-  };
+  const Line line{args};
   Settings s;
-  s.norms = parse_norms(text("norm"));
-  s.seeds = lesson::parse_seeds(text("seeds"));
-  s.train.epochs = whole("epochs", 1);
-  s.train.lr = parse_real("--lr", text("lr"));
-  s.train.batch_size = whole("batch-size", 1);
-  s.train.drop_last = args.count("drop-last") > 0;
-  s.train.trainer = parse_trainer_options(args);
-  s.train.net.depth = whole("depth", 1);
-  s.train.net.width = whole("width", 1);
-  s.train.net.groups = whole("groups", 1);
-  if (args.count("threads")) s.threads = int(parse_whole("--threads", text("threads"), 1, kMaxThreads));
-  if (args.count("jobs")) {
-    s.jobs = int(parse_whole("--jobs", text("jobs"), 1, kMaxThreads));
+  s.norms = parse_norms(line.text("norm"));
+  s.seeds = lesson::parse_seeds(line.text("seeds"));
+  lesson::TrainOptions& t = s.train;
+  t.epochs = line.whole("epochs", 1);
+  t.lr = line.real("lr");
+  if (!(t.lr > 0.0) || !std::isfinite(t.lr)) throw UsageError(cat("lr must be a positive number, got ", t.lr));
+  t.batch_size = line.whole("batch-size", 1);
+  t.drop_last = line.given("drop-last");
+  t.trainer = read_trainer(line);
+  t.net.depth = line.whole("depth", 1);
+  t.net.width = line.whole("width", 1);
+  t.net.groups = line.whole("groups", 1);
+  if (line.given("threads")) s.threads = int(line.whole("threads", 1, kMaxThreads));
+  if (line.given("jobs")) {
+    s.jobs = int(line.whole("jobs", 1, kMaxThreads));
   } else {  // small runs use the cores best side by side; --threads alone asks for one at a time
     s.jobs = s.threads ? 1 : int(std::max(1u, std::thread::hardware_concurrency()));
   }
-  s.data_dir = args.count("data") ? text("data") : default_data_dir();
-  s.curves = text("curves");
-  s.validation = text("val-curves");
-  s.summary = text("summary");
-  s.save_dir = text("save");
-  s.init_from_dir = text("init-from");
-  s.batch_order = text("batch-order");
-  s.stats = text("stats");
-  if (args.count("stats-every")) {
+  s.data_dir = line.given("data") ? line.text("data") : default_data_dir();
+  s.curves = line.text("curves");
+  s.validation = line.text("val-curves");
+  s.summary = line.text("summary");
+  s.save_dir = line.text("save");
+  s.init_from_dir = line.text("init-from");
+  s.batch_order = line.text("batch-order");
+  s.stats = line.text("stats");
+  if (line.given("stats-every")) {
     if (s.stats.empty()) throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
-    s.stats_every = whole("stats-every", 1);
+    s.stats_every = line.whole("stats-every", 1);
   }
-  s.quiet = args.count("quiet") > 0;
-  read_model_options(args, s);
-  s.distributed = args.count("distributed") > 0;
-  s.sync_bn = args.count("sync-bn") > 0;
+  s.quiet = line.given("quiet");
+  read_model(line, s);
+  s.distributed = line.given("distributed");
+  s.sync_bn = line.given("sync-bn");
   if (s.sync_bn && !s.distributed)
     throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
+  check_settings(s);
   return s;
 }
 

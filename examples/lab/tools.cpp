@@ -14,23 +14,24 @@ namespace minidl::lab {
 
 using lesson::NormKind;
 
+std::pair<lesson::RunResult, std::string> trained(const Context& context, const lesson::TrainOptions& options) {
+  try {
+    lesson::RunResult result = lesson::train_run(context.data, options);
+    const std::string status = result.ok() ? "ok" : result.diverged ? "diverged" : "failed";
+    return {std::move(result), status};
+  } catch (const std::exception&) {
+    return {lesson::RunResult{}, "failed"};
+  }
+}
+
 Record train_record(const Context& context, const lesson::TrainOptions& options, Record keys) {
   Record record = std::move(keys);
   record.set("norm", lesson::short_name(options.norm));
   record.set("seed", double(options.seed));
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  lesson::RunResult result;
-  std::string status = "ok";
-  if (lesson::refusal(options, context.data.X_train.size(0))) {
-    status = "refused";
-  } else {
-    try {
-      result = lesson::train_run(context.data, options);
-      if (!result.ok()) status = result.diverged ? "diverged" : "failed";
-    } catch (const std::exception&) {
-      status = "failed";
-    }
-  }
+  auto [result, status] = lesson::refusal(options, context.data.X_train.size(0))
+                              ? std::pair<lesson::RunResult, std::string>{lesson::RunResult{}, "refused"}
+                              : trained(context, options);
   const bool ok = status == "ok";
   record.set("status", status);
   record.set("steps", double(result.curve.size()));
@@ -156,6 +157,19 @@ std::string plain(double value) {
   return text;
 }
 
+std::string sci(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", value);
+  return text;
+}
+
+std::vector<std::string> grid_header(const std::string& first, const std::string& prefix,
+                                     const std::vector<double>& values) {
+  std::vector<std::string> header{first};
+  for (double v : values) header.push_back(prefix + plain(v));
+  return header;
+}
+
 std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::string table = "|";
   for (const std::string& h : header) table += " " + h + " |";
@@ -172,7 +186,7 @@ std::string markdown_table(const std::vector<std::string>& header, const std::ve
 
 bool gnuplot_available() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
 
-void draw(const std::string& out_dir, const std::string& png, const std::string& script) {
+std::string draw(const std::string& out_dir, const std::string& png, const std::string& script) {
   const std::filesystem::path dir(out_dir);
   const std::filesystem::path script_path = dir / (png + ".gp.tmp");
   {
@@ -185,6 +199,7 @@ void draw(const std::string& out_dir, const std::string& png, const std::string&
   const int status = std::system(command.c_str());
   std::filesystem::remove(script_path);
   if (status != 0) throw Error(cat("gnuplot failed drawing ", png, " (exit status ", status, ")"));
+  return png;
 }
 
 std::string plot_header(const std::string& png, int width, int height) {
@@ -208,6 +223,12 @@ std::string anchor(const std::string& heading) {
 std::string norm_line(NormKind norm) {
   static const char* const colours[] = {"#555555", "#1b9e77", "#d95f02", "#7570b3", "#e7298a"};  // by NormKind
   return cat(" with yerrorlines lw 2 lc rgb '", colours[size_t(norm)], "' title '", lesson::display_name(norm), "'");
+}
+
+std::string xtics(const std::vector<std::string>& labels, const std::string& quote) {
+  std::string text;
+  for (size_t i = 0; i < labels.size(); ++i) text += cat(i ? ", " : "", quote, labels[i], quote, " ", i);
+  return text;
 }
 
 std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows) {

@@ -2,6 +2,7 @@
 // What experiments share: a training run as a record, figures over seeds, Markdown tables
 // and gnuplot pictures.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lab.hpp"
@@ -16,6 +17,9 @@ namespace minidl::lab {
 Record train_record(const Context& context, const lesson::TrainOptions& options, Record keys = {});
 /// A job for train_record, its cost the examples it trains on.
 Job train_job(const Context& context, const lesson::TrainOptions& options, Record keys = {});
+
+/// Trains one run: its result and status ("ok", "diverged", or "failed" when it threw).
+std::pair<lesson::RunResult, std::string> trained(const Context& context, const lesson::TrainOptions& options);
 
 /// The lesson's training (5 epochs; 1 with --quick).
 lesson::TrainOptions lesson_training(const Settings& settings);
@@ -57,14 +61,27 @@ std::string fixed(double value, int digits = 3);
 /// A number as the shortest text that reads back the same ("0.05", "2").
 std::string plain(double value);
 
+/// The values as plain() writes them, comma separated ("0.05, 1").
+template <typename T>
+std::string joined(const std::vector<T>& values) {
+  std::string text;
+  for (const T& v : values) text += (text.empty() ? "" : ", ") + plain(double(v));
+  return text;
+}
+/// A number with two significant digits ("1.2e-07").
+std::string sci(double value);
+
 /// A Markdown table.
+/// A grid table's header: first, then prefix + plain(value) for each value.
+std::vector<std::string> grid_header(const std::string& first, const std::string& prefix,
+                                     const std::vector<double>& values);
 std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 /// True when `gnuplot --version` runs.
 bool gnuplot_available();
 /// Runs gnuplot on script (which refers to its output as the PNG named) in out_dir, writing
-/// the PNG there; throws naming the picture and gnuplot's exit status when it fails.
-void draw(const std::string& out_dir, const std::string& png, const std::string& script);
+/// the PNG there, and returns png; throws naming the picture and gnuplot's exit status when it fails.
+std::string draw(const std::string& out_dir, const std::string& png, const std::string& script);
 /// The script's opening: a pngcairo terminal of that size writing png, with a grid.
 std::string plot_header(const std::string& png, int width = 900, int height = 540);
 /// The script's opening for two panels side by side under one title.
@@ -73,6 +90,8 @@ std::string two_panels(const std::string& png, const std::string& title, int wid
 std::string anchor(const std::string& heading);
 /// " with yerrorlines lw 2 lc rgb '#...' title 'LayerNorm'": one colour per norm in every picture.
 std::string norm_line(lesson::NormKind norm);
+/// gnuplot's tic labels: "'a' 0, 'b' 1", each label in `quote` marks.
+std::string xtics(const std::vector<std::string>& labels, const std::string& quote = "\"");
 /// A gnuplot datablock "$name << EOD ... EOD" holding rows of space-separated columns.
 std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows);
 

@@ -9,7 +9,6 @@
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/nn/norm/rms_norm.hpp"
 #include "minidl/nn/residual.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lesson {
 namespace {
@@ -67,20 +66,7 @@ void init_linear(nn::Linear& linear, InitScheme init, const std::string& nonline
 
 std::string arch_name(Arch arch) { return kArchNames[size_t(arch)]; }
 
-Arch parse_arch(const std::string& name) {
-  for (size_t i = 0; i < kArchNames.size(); ++i)
-    if (name == kArchNames[i]) return Arch(i);
-  throw UsageError(cat("--arch: unknown architecture \"", name, "\": choose from mlp, resmlp-pre, resmlp-post, cnn"));
-}
-
 std::string init_name(InitScheme init) { return kInitNames[size_t(init)]; }
-
-InitScheme parse_init(const std::string& name) {
-  for (size_t i = 0; i < kInitNames.size(); ++i)
-    if (name == kInitNames[i]) return InitScheme(i);
-  throw UsageError(cat("--init: unknown scheme \"", name,
-                       "\": choose from pytorch, xavier, kaiming (--init-from DIR starts from checkpoints)"));
-}
 
 std::string display_name(NormKind norm, Arch arch) {
   if (arch == Arch::CNN && norm == NormKind::Batch) return "BatchNorm2d";
@@ -88,34 +74,8 @@ std::string display_name(NormKind norm, Arch arch) {
   return display_name(norm);
 }
 
-void check_model_options(NormKind norm, const DeepNetOptions& net, const ModelOptions& model) {
-  if (model.arch == Arch::CNN) check_cnn_options(norm, net);
-  else check_deep_net_options(norm, net);
-  if (!(model.dropout >= 0.0 && model.dropout < 1.0))
-    throw UsageError(cat("--dropout must be in [0, 1), got ", model.dropout));
-  if (model.arch == Arch::CNN) {
-    if (model.dropout > 0.0)
-      throw UsageError("--dropout needs --arch resmlp-pre or resmlp-post (the cnn has no dropout)");
-    if (model.init != InitScheme::PyTorch)
-      throw UsageError(cat("--init ", init_name(model.init),
-                           " re-draws Linear layers only: --arch cnn takes --init pytorch (its convolutions "
-                           "would keep PyTorch's draw)"));
-    return;
-  }
-  if (model.arch == Arch::MLP) {
-    if (model.dropout > 0.0)
-      throw UsageError("--dropout needs --arch resmlp-pre or resmlp-post (the lesson's mlp has no dropout)");
-    return;
-  }
-  if (norm != NormKind::Layer && norm != NormKind::RMS)
-    throw UsageError(cat("--arch ", arch_name(model.arch), " takes --norm layer or rms, got ", short_name(norm)));
-  if (model.blocks < 1) throw UsageError(cat("--blocks must be at least 1, got ", model.blocks));
-  if (model.expansion < 1) throw UsageError(cat("expansion must be at least 1, got ", model.expansion));
-}
-
 std::shared_ptr<nn::Sequential> build_model(NormKind norm, const DeepNetOptions& net, const ModelOptions& model,
                                             Generator& gen, std::shared_ptr<Generator> dropout_gen) {
-  check_model_options(norm, net, model);
   std::shared_ptr<nn::Sequential> seq;
   switch (model.arch) {
     case Arch::MLP:
@@ -145,19 +105,6 @@ void apply_init(nn::Module& module, InitScheme init, Generator& gen) {
     } else {
       apply_init(child, init, gen);
     }
-  }
-}
-
-void check_model_fits(NormKind norm, const DeepNetOptions& net, const ModelOptions& model) {
-  if (model.arch == Arch::MLP) return check_model_fits(norm, net);  // its message names depth and width
-  try {
-    Generator gen(0);
-    (void)build_model(norm, net, {.arch = model.arch, .blocks = model.blocks, .expansion = model.expansion}, gen);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& e) {
-    throw UsageError(cat("--arch ", arch_name(model.arch), " with ", short_name(norm), ", width ", net.width,
-                         " cannot be built: ", e.what()));
   }
 }
 

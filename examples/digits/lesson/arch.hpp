@@ -25,11 +25,8 @@ enum class InitScheme { PyTorch, Xavier, Kaiming };
 
 /// "mlp", "resmlp-pre", "resmlp-post", "cnn".
 std::string arch_name(Arch arch);
-/// The Arch of a name; throws UsageError listing the choices for any other.
-Arch parse_arch(const std::string& name);
 /// "pytorch", "xavier", "kaiming".
 std::string init_name(InitScheme init);
-InitScheme parse_init(const std::string& name);
 /// The name the lesson prints for norm in arch: display_name(norm), but the CNN's
 /// "BatchNorm2d" (batch) and "GroupNorm(1, C)" (layer).
 std::string display_name(NormKind norm, Arch arch);
@@ -42,15 +39,10 @@ struct ModelOptions {
   InitScheme init = InitScheme::PyTorch;
 };
 
-/// Throws UsageError for what cannot be built: resmlp with a norm other than layer or rms,
-/// fewer than 1 block or an expansion below 1, dropout outside [0, 1) or given to mlp or cnn,
-/// cnn with --init other than pytorch (its convolutions would keep PyTorch's draw), and
-/// check_deep_net_options' (for cnn check_cnn_options') refusals.
-void check_model_options(NormKind norm, const DeepNetOptions& net, const ModelOptions& model);
-
 /// The model of norm, net and model, its Linear layers drawn from gen in layer order (for
 /// --init xavier and kaiming redrawn after, in state_dict order); the Dropout layers draw
-/// from dropout_gen (null: the default generator).
+/// from dropout_gen (null: the default generator). The options are trusted (deep_net's and
+/// cnn_net's; a resmlp arch takes layer or rms, the cnn --init pytorch).
 std::shared_ptr<nn::Sequential> build_model(NormKind norm, const DeepNetOptions& net, const ModelOptions& model,
                                             Generator& gen, std::shared_ptr<Generator> dropout_gen = nullptr);
 
@@ -61,8 +53,5 @@ std::shared_ptr<nn::Sequential> build_model(NormKind norm, const DeepNetOptions&
 /// ReLU, nothing or a block (the stem, a block's last Linear, the logits) linear (1).
 /// "pytorch" leaves the model as built.
 void apply_init(nn::Module& module, InitScheme init, Generator& gen);
-
-/// Throws UsageError naming the sizes when build_model cannot build (a size that overflows).
-void check_model_fits(NormKind norm, const DeepNetOptions& net, const ModelOptions& model);
 
 }  // namespace minidl::lesson

@@ -7,7 +7,6 @@
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/nn/norm/group_norm.hpp"
 #include "minidl/nn/pooling.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lesson {
 
@@ -32,21 +31,7 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, int64_t channels, int64_t g
 
 }  // namespace
 
-void check_cnn_options(NormKind norm, const DeepNetOptions& options) {
-  if (norm == NormKind::RMS)
-    throw UsageError(
-        "the CNN has no RMSNorm form (RMSNorm normalizes trailing dims): choose from none, batch, layer, "
-        "group, instance with --arch cnn");
-  if (options.classes < 1) throw UsageError(cat("classes must be at least 1, got ", options.classes));
-  if (options.in_features != 64)
-    throw UsageError(cat("the CNN reads 8x8 images: in_features must be 64, got ", options.in_features));
-  if (norm == NormKind::Group && (options.groups < 1 || kCnnChannels % options.groups != 0))
-    throw UsageError(cat("GroupNorm in the CNN needs groups to divide its ", kCnnChannels, " and ", 2 * kCnnChannels,
-                         " channels: groups ", options.groups, " does not divide ", kCnnChannels));
-}
-
 std::shared_ptr<nn::Sequential> cnn_net(NormKind norm, const DeepNetOptions& options, Generator& gen) {
-  check_cnn_options(norm, options);
   const int64_t c1 = kCnnChannels, c2 = 2 * kCnnChannels;
   auto model = std::make_shared<nn::Sequential>();
   model->push_back(std::make_shared<nn::Unflatten>(1, Shape{1, 8, 8}));

@@ -23,11 +23,9 @@ namespace minidl::lesson {
 /// The channels of the CNN's first convolution (then twice as many): --groups must divide it.
 inline constexpr int64_t kCnnChannels = 16;
 
-/// Throws UsageError for a norm the CNN has no form of (rms) or groups not dividing 16.
-void check_cnn_options(NormKind norm, const DeepNetOptions& options);
-
 /// The CNN above, its Conv2d and Linear layers drawn from gen in layer order (weight then
-/// bias), as torch.manual_seed(s) then building it draws them in PyTorch.
+/// bias), as torch.manual_seed(s) then building it draws them in PyTorch. The options are
+/// trusted: norm is not RMS, GroupNorm's groups divide kCnnChannels.
 std::shared_ptr<nn::Sequential> cnn_net(NormKind norm, const DeepNetOptions& options, Generator& gen);
 
 }  // namespace minidl::lesson

@@ -1,7 +1,6 @@
 #include "lesson/deep_net.hpp"
 
 #include <array>
-#include <cmath>
 
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/linear.hpp"
@@ -65,30 +64,7 @@ NormKind parse_norm(const std::string& name) {
   throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group, instance"));
 }
 
-void check_deep_net_options(NormKind norm, const DeepNetOptions& options) {
-  auto positive = [](const char* option, int64_t value) {
-    if (value < 1) throw UsageError(cat(option, " must be at least 1, got ", value));
-  };
-  positive("depth", options.depth);
-  positive("width", options.width);
-  positive("groups", options.groups);
-  positive("in_features", options.in_features);
-  positive("classes", options.classes);
-  if (norm == NormKind::Instance)
-    throw UsageError(
-        "instance normalization needs images: use it with --arch cnn (in the MLP each of its groups "
-        "would hold one value)");
-  if (!(options.init_scale > 0.0) || !std::isfinite(options.init_scale))
-    throw UsageError(cat("init_scale must be a positive number, got ", options.init_scale));
-  if (options.bn_momentum && !(*options.bn_momentum >= 0.0 && *options.bn_momentum <= 1.0))
-    throw UsageError(cat("BatchNorm momentum must be in [0, 1], got ", *options.bn_momentum));
-  if (norm == NormKind::Group && options.width % options.groups != 0)
-    throw UsageError(cat("GroupNorm needs groups to divide width: groups ", options.groups, " does not divide width ",
-                         options.width));
-}
-
 std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options, Generator& gen) {
-  check_deep_net_options(norm, options);
   auto model = std::make_shared<nn::Sequential>();
   int64_t n_in = options.in_features;
   for (int64_t block = 0; block < options.depth; ++block) {
@@ -104,16 +80,6 @@ std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& op
   scale_weight(*last, options.init_scale);
   model->push_back(last);
   return model;
-}
-
-void check_model_fits(NormKind norm, const DeepNetOptions& options) {
-  try {
-    Generator gen(0);
-    (void)deep_net(norm, options, gen);
-  } catch (const Error& e) {
-    throw UsageError(cat("deep_net(", short_name(norm), ") with depth ", options.depth, " and width ", options.width,
-                         " cannot be built: ", e.what()));
-  }
 }
 
 }  // namespace minidl::lesson

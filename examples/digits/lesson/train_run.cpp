@@ -26,15 +26,6 @@ constexpr uint64_t kDropoutStreamSalt = 0x9E3779B97F4A7C15ULL;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void load_init(nn::Module& model, const nn::StateDict& init, NormKind norm, Arch arch) {
-  try {
-    model.load_state_dict(init, /*strict=*/true);
-  } catch (const Error& e) {
-    throw UsageError(cat("the initial weights do not fit ", arch == Arch::MLP ? "deep_net" : arch_name(arch), "(",
-                         short_name(norm), "): ", e.what()));
-  }
-}
-
 // "nan", "inf", "-inf" (printf and iostreams may write "-nan").
 std::string non_finite_text(float value) {
   if (std::isnan(value)) return "nan";
@@ -125,31 +116,6 @@ std::optional<std::string> refusal(const TrainOptions& o, int64_t train_examples
   return std::nullopt;
 }
 
-void check_train_options(const TrainOptions& o, int64_t train_examples) {
-  check_model_options(o.norm, o.net, o.model);
-  check_trainer_setup(o.trainer);
-  if (o.epochs < 1) throw UsageError(cat("epochs must be at least 1, got ", o.epochs));
-  if (o.steps && *o.steps < 1) throw UsageError(cat("steps must be at least 1, got ", *o.steps));
-  if (o.steps && !o.batch_order.empty()) throw UsageError("a fixed number of steps cannot replay a batch order");
-  if (o.batch_size < 1) throw UsageError(cat("batch size must be at least 1, got ", o.batch_size));
-  if (!(o.lr > 0.0) || !std::isfinite(o.lr)) throw UsageError(cat("lr must be a positive number, got ", o.lr));
-  if (o.drop_last && o.batch_size > train_examples)
-    throw UsageError(cat("batch size ", o.batch_size, " with --drop-last leaves no batch of the ", train_examples,
-                         "-example training split to train on"));
-  if (const std::optional<std::string> why = refusal(o, train_examples)) throw UsageError(*why);
-  const int64_t batches =
-      // Without n + b - 1, which overflows for a batch size near INT64_MAX.
-      train_examples / o.batch_size + (!o.drop_last && train_examples % o.batch_size != 0 ? 1 : 0);
-  check_trainer_steps(o.trainer, o.steps ? *o.steps : o.epochs * batches);
-  if (o.batch_order.empty()) return;
-  if (int64_t(o.batch_order.size()) != o.epochs)
-    throw UsageError(cat("the batch order holds ", o.batch_order.size(), " epochs, but the run has ", o.epochs));
-  for (size_t e = 0; e < o.batch_order.size(); ++e)
-    if (int64_t(o.batch_order[e].size()) != train_examples)
-      throw UsageError(cat("the batch order of epoch ", e + 1, " holds ", o.batch_order[e].size(),
-                           " indices, but the training split has ", train_examples, " examples"));
-}
-
 Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets) {
   NoGradGuard no_grad;
   Tensor logits = model(inputs);  // (N, classes)
@@ -190,7 +156,6 @@ std::string summary_line(const RunResult& result) {
 }
 
 RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const EpochCallback& on_epoch) {
-  check_train_options(o, data.X_train.size(0));
   const auto start = Clock::now();
   RunResult result;
   result.norm = o.norm;
@@ -200,7 +165,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   // Dropout's masks come from a stream of the run's own too, apart from the init's.
   auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
   result.model = build_model(o.norm, o.net, o.model, init, dropout_stream);
-  if (o.init) load_init(*result.model, *o.init, o.norm, o.model.arch);
+  if (o.init) result.model->load_state_dict(*o.init, /*strict=*/true);
   if (o.parallel) result.model = o.parallel->prepare(result.model);
   nn::Sequential& model = *result.model;
   const std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(o.trainer, o.lr, model.parameters());

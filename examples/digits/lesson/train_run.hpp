@@ -129,13 +129,9 @@ std::string summary_line(const RunResult& result);
 /// refused with a message naming the run, the batch size, the split size and the fix.
 std::optional<std::string> refusal(const TrainOptions& options, int64_t train_examples);
 
-/// Throws UsageError naming the option for a size or epoch count below 1, an lr that is
-/// not a positive number, groups not dividing width for GroupNorm, a batch order that is
-/// not one permutation of the train_examples per epoch, or a refusal().
-void check_train_options(const TrainOptions& options, int64_t train_examples);
-
-/// Runs one experiment. Throws UsageError for invalid options (sizes, a batch order of the
-/// wrong shape, init weights that do not fit the model).
+/// Runs one experiment. The options are trusted: the digits program checks its command line
+/// once (examples/digits/options.hpp), the lab writes valid ones; sizes and epochs at least 1,
+/// a batch order of one permutation of the split per epoch, init weights that fit the model.
 RunResult train_run(const data::DigitsSplit& data, const TrainOptions& options, const EpochCallback& on_epoch = {});
 
 /// The curves of several runs as CSV: header "run,seed,epoch,step,loss", one row per step,

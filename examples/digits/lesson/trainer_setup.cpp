@@ -1,7 +1,5 @@
 #include "lesson/trainer_setup.hpp"
 
-#include <cmath>
-
 #include "minidl/optim/adam.hpp"
 #include "minidl/optim/adamw.hpp"
 #include "minidl/optim/lr_scheduler/cosine_annealing_lr.hpp"
@@ -9,23 +7,8 @@
 #include "minidl/optim/lr_scheduler/sequential_lr.hpp"
 #include "minidl/optim/lr_scheduler/step_lr.hpp"
 #include "minidl/optim/sgd.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lesson {
-
-OptimizerKind parse_optimizer_kind(const std::string& name) {
-  if (name == "sgd") return OptimizerKind::Sgd;
-  if (name == "adam") return OptimizerKind::Adam;
-  if (name == "adamw") return OptimizerKind::AdamW;
-  throw UsageError(cat("--optimizer: unknown optimizer \"", name, "\" (choose sgd, adam or adamw)"));
-}
-
-ScheduleKind parse_schedule_kind(const std::string& name) {
-  if (name == "constant") return ScheduleKind::Constant;
-  if (name == "cosine") return ScheduleKind::Cosine;
-  if (name == "step") return ScheduleKind::Step;
-  throw UsageError(cat("--schedule: unknown schedule \"", name, "\" (choose constant, cosine or step)"));
-}
 
 std::string short_name(OptimizerKind kind) {
   return kind == OptimizerKind::Sgd ? "sgd" : kind == OptimizerKind::Adam ? "adam" : "adamw";
@@ -33,31 +16,6 @@ std::string short_name(OptimizerKind kind) {
 
 std::string short_name(ScheduleKind kind) {
   return kind == ScheduleKind::Constant ? "constant" : kind == ScheduleKind::Cosine ? "cosine" : "step";
-}
-
-void check_trainer_setup(const TrainerSetup& s) {
-  const bool sgd = s.optimizer == OptimizerKind::Sgd;
-  if (s.momentum && !sgd)
-    throw UsageError(cat("--momentum applies to --optimizer sgd only, not ", short_name(s.optimizer),
-                         " (Adam's momentum is --betas)"));
-  if (s.betas && sgd) throw UsageError("--betas applies to --optimizer adam or adamw only, not sgd (see --momentum)");
-  if (s.momentum && !(*s.momentum >= 0.0 && std::isfinite(*s.momentum)))
-    throw UsageError(cat("--momentum must be a number >= 0, got ", *s.momentum));
-  if (s.weight_decay && !(*s.weight_decay >= 0.0 && std::isfinite(*s.weight_decay)))
-    throw UsageError(cat("--weight-decay must be a number >= 0, got ", *s.weight_decay));
-  if (s.betas) {
-    for (double b : *s.betas)
-      if (!(b >= 0.0 && b < 1.0)) throw UsageError(cat("--betas: each beta must be in [0, 1), got ", b));
-  }
-  if (s.warmup < 0) throw UsageError(cat("--warmup must be at least 0, got ", s.warmup));
-  if (s.clip && !(*s.clip > 0.0 && std::isfinite(*s.clip)))
-    throw UsageError(cat("--clip must be a positive number, got ", *s.clip));
-}
-
-void check_trainer_steps(const TrainerSetup& s, int64_t total_steps) {
-  if (s.warmup >= total_steps && s.warmup > 0)
-    throw UsageError(cat("--warmup ", s.warmup, " is not shorter than the run's ", total_steps,
-                         " steps: nothing would train at the full lr"));
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainerSetup& s, double lr, std::vector<Tensor> params) {
@@ -80,7 +38,6 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainerSetup& s, double l
 
 std::shared_ptr<optim::LRScheduler> make_schedule(const TrainerSetup& s, optim::Optimizer& optimizer,
                                                   int64_t total_steps, int64_t steps_per_epoch) {
-  check_trainer_steps(s, total_steps);
   std::shared_ptr<optim::LRScheduler> warmup, main;
   if (s.warmup > 0)
     warmup = std::make_shared<optim::LinearLR>(

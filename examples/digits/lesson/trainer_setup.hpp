@@ -35,23 +35,15 @@ struct TrainerSetup {
   std::optional<double> clip{};  // clip_grad_norm_'s max_norm (L2) before every step
 };
 
-OptimizerKind parse_optimizer_kind(const std::string& name);
-ScheduleKind parse_schedule_kind(const std::string& name);
 std::string short_name(OptimizerKind kind);
 std::string short_name(ScheduleKind kind);
-
-/// Throws UsageError in one line naming the option for a combination that makes no sense
-/// (--momentum with Adam, --betas with SGD) or a value out of range.
-void check_trainer_setup(const TrainerSetup& setup);
-/// Throws UsageError when the warmup leaves the run (total_steps optimizer steps) no step
-/// of its schedule, or is longer than the run.
-void check_trainer_steps(const TrainerSetup& setup, int64_t total_steps);
 
 /// The optimizer over params with lr and the setup's options.
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainerSetup& setup, double lr, std::vector<Tensor> params);
 /// The schedule for a run of total_steps steps (cosine: down to 0 at the last step, after
 /// the warmup; step: kStepGamma every steps_per_epoch), or nothing for a constant lr
-/// without warmup. Call its step() after every optimizer step.
+/// without warmup. Call its step() after every optimizer step. The warmup is trusted to be
+/// shorter than total_steps.
 std::shared_ptr<optim::LRScheduler> make_schedule(const TrainerSetup& setup, optim::Optimizer& optimizer,
                                                   int64_t total_steps, int64_t steps_per_epoch);
 

@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "lesson/trainer_setup.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -63,9 +63,7 @@ class AdamNorm : public Experiment {
     for (const Trainer& t : trainers(c.settings))
       for (NormKind norm : norms(c.settings))
         for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_training(c.settings);
-          o.norm = norm;
-          o.seed = seed;
+          lesson::TrainOptions o = lesson_run(c.settings, norm, seed);
           o.lr = t.lr;
           o.trainer.optimizer = t.optimizer;
           jobs.push_back(train_job(c, o, Record().set("optimizer", lesson::short_name(t.optimizer)).set("lr", t.lr)));
@@ -76,9 +74,7 @@ class AdamNorm : public Experiment {
     std::vector<Truth> not_rescued;
     std::string figures;
     for (const Trainer& t : trainers(s)) {
-      const Comparison c =
-          compare_to_threshold(values_counting_failures(of(records, NormKind::None, t), "val_accuracy", 0.1),
-                               kLearnedAccuracy, kAccuracyFloor);
+      const Comparison c = accuracy_against(of(records, NormKind::None, t), kLearnedAccuracy, 0.1);
       figures += cat(figures.empty() ? "" : ", ", trainer_label(t), " ", comparison_text(c));
       if (t.optimizer != OptimizerKind::Sgd) not_rescued.push_back(below(c));
     }
@@ -97,17 +93,14 @@ class AdamNorm : public Experiment {
       std::vector<std::string> row{lesson::display_name(norm)};
       for (const Trainer& t : trainers(s)) {
         const auto runs = of(records, norm, t);
-        std::string cell = mean_range(spread(runs, "train_loss")) + " / " + mean_range(spread(runs, "val_accuracy"));
-        if (const size_t bad = count_status(runs, "diverged")) cell += cat(" (", bad, " diverged)");
-        row.push_back(cell);
+        row.push_back(mean_range(spread(runs, "train_loss")) + " / " + mean_range(spread(runs, "val_accuracy")) +
+                      diverged_note(count_status(runs, "diverged")));
       }
       rows.push_back(row);
     }
     out.table = "Training loss / validation accuracy after the last epoch, mean [min, max] over seeds:\n\n" +
                 markdown_table(header, rows);
-    out.pictures = {"adam_norm.png"};
-    draw(s.out_dir, "adam_norm.png", picture(records, s));
-
+    out.pictures = {draw(s.out_dir, "adam_norm.png", picture(records, s))};
     return out;
   }
 
@@ -134,10 +127,9 @@ class AdamNorm : public Experiment {
       rows.push_back(row);
     }
     script += datablock("acc", rows);
-    std::string xtics;
-    for (size_t n = 0; n < norms(s).size(); ++n)
-      xtics += cat(n ? ", " : "", "'", lesson::short_name(norms(s)[n]), "' ", n);
-    script += "set xtics (" + xtics + ")\n";
+    std::vector<std::string> names;
+    for (NormKind norm : norms(s)) names.push_back(lesson::short_name(norm));
+    script += "set xtics (" + xtics(names, "'") + ")\n";
     std::string plots;
     for (size_t i = 0; i < ts.size(); ++i)
       plots += cat(i ? ", " : "plot ", "$acc using ", 2 + 3 * i, ":", 3 + 3 * i, ":", 4 + 3 * i, " title '",

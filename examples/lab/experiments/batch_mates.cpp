@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/ops/shape_ops.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -118,7 +118,7 @@ class BatchMatesExperiment : public Experiment {
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     bool leaks = true, stable = true;
     for (NormKind norm : norms()) {
-      const auto mine = where(records, {{"norm", lesson::short_name(norm)}});
+      const auto mine = of_norm(records, norm);
       const lesson::Spread mates = spread(mine, "spread_over_mates"), mode = spread(mine, "train_vs_eval"),
                            sizes = spread(mine, "across_batch_sizes");
       if (norm == NormKind::Batch) leaks = mates.min > kLeak;
@@ -135,13 +135,8 @@ class BatchMatesExperiment : public Experiment {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     size_t i = 0;
-    auto sci = [](double v) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.2g", v);
-      return std::string(text);
-    };
     for (NormKind norm : norms()) {
-      const auto mine = where(records, {{"norm", lesson::short_name(norm)}});
+      const auto mine = of_norm(records, norm);
       const lesson::Spread mates = spread(mine, "spread_over_mates"), mode = spread(mine, "train_vs_eval"),
                            sizes = spread(mine, "across_batch_sizes"), bits = spread(mine, "bitwise");
       rows.push_back(
@@ -159,8 +154,7 @@ class BatchMatesExperiment : public Experiment {
         "set ylabel 'max - min of a logit across 8 batches'\n"
         "set xtics ('BatchNorm1d' 0, 'LayerNorm' 1, 'RMSNorm' 2, 'GroupNorm' 3)\n"
         "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
-    draw(s.out_dir, "batch_mates.png", script);
-    out.pictures = {"batch_mates.png"};
+    out.pictures = {draw(s.out_dir, "batch_mates.png", script)};
     return out;
   }
 };

@@ -1,9 +1,10 @@
 // 4. Batch size: BatchNorm struggles with batches of 1 or 2; LayerNorm works at batch size 1.
 #include <cmath>
+#include <optional>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -24,7 +25,7 @@ std::vector<NormKind> norms() {
 }
 
 std::vector<Record> runs(const std::vector<Record>& records, const char* regime, NormKind norm, double batch) {
-  return where_num(where(records, {{"regime", regime}, {"norm", lesson::short_name(norm)}}), "batch_size", batch);
+  return where_num(of_norm(where(records, {{"regime", regime}}), norm), "batch_size", batch);
 }
 
 class BatchSize : public Experiment {
@@ -39,9 +40,7 @@ class BatchSize : public Experiment {
     return "lesson, \"Batch norm's two modes\"; Layer Normalization note, \"Layer norm vs. batch norm\"";
   }
   std::string setup(const Settings& s) const override {
-    std::string list;
-    for (double b : sizes(s)) list += (list.empty() ? "" : ", ") + plain(b);
-    return cat("The lesson's network, SGD lr 0.05 (not rescaled with the batch), batch size ", list,
+    return cat("The lesson's network, SGD lr 0.05 (not rescaled with the batch), batch size ", joined(sizes(s)),
                " with --drop-last, x batch / layer / group / rms / none; once for ", lesson_training(s).epochs,
                " epoch(s) (small batches take many more steps) and once for a fixed ", fixed_steps(s),
                " steps (small batches see fewer examples). BatchNorm at batch size 1 is refused, as PyTorch "
@@ -61,18 +60,17 @@ class BatchSize : public Experiment {
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
-    for (const char* regime : {"epochs", "steps"})
-      for (double b : sizes(c.settings))
-        for (NormKind norm : norms())
-          for (uint64_t seed : c.settings.seeds) {
-            lesson::TrainOptions o = lesson_training(c.settings);
-            o.norm = norm;
-            o.seed = seed;
-            o.batch_size = int64_t(b);
-            o.drop_last = true;
-            if (std::string(regime) == "steps") o.steps = fixed_steps(c.settings);
-            jobs.push_back(train_job(c, o, Record().set("regime", regime).set("batch_size", b)));
-          }
+    for (const std::string regime : {"epochs", "steps"}) {
+      const std::optional<int64_t> steps =
+          regime == "steps" ? std::optional<int64_t>(fixed_steps(c.settings)) : std::nullopt;
+      for (Job& job : grid_jobs(c, Record().set("regime", regime), "batch_size", sizes(c.settings), norms(),
+                                c.settings.seeds, [steps](lesson::TrainOptions&o, double b) {
+                                  o.batch_size = int64_t(b);
+                                  o.drop_last = true;
+                                  o.steps = steps;
+                                }))
+        jobs.push_back(std::move(job));
+    }
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
@@ -90,9 +88,7 @@ class BatchSize : public Experiment {
     const Comparison behind = gain(NormKind::Layer, 2, NormKind::Batch, 2, 0.0);
     const Truth struggles = all_of({above(drop), above(behind)});
     auto layer_at_1 = [&](const char* regime) {
-      return compare_to_threshold(
-          values_counting_failures(runs(records, regime, NormKind::Layer, 1), "val_accuracy", 0.0), kWorks,
-          kAccuracyFloor);
+      return accuracy_against(runs(records, regime, NormKind::Layer, 1), kWorks, 0.0);
     };
     const Comparison epochs = layer_at_1("epochs"), steps = layer_at_1("steps");
     const bool bn1_refused =
@@ -114,40 +110,23 @@ class BatchSize : public Experiment {
     script +=
         "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
         "set xrange [0.8:320]\nset key bottom right\n";
-    for (const char* regime : {"epochs", "steps"}) {
-      const auto in_regime = where(records, {{"regime", regime}});
-      std::vector<std::vector<std::string>> rows;
-      std::string plots;
-      for (size_t i = 0; i < norms().size(); ++i) {
-        const auto mine = where(in_regime, {{"norm", lesson::short_name(norms()[i])}});
-        std::vector<std::string> row{lesson::display_name(norms()[i])};
-        for (double b : sizes(s)) {
-          const auto at = where_num(mine, "batch_size", b);
-          const size_t refused = count_status(at, "refused"), diverged = count_status(at, "diverged");
-          row.push_back(refused == at.size() ? "refused"
-                                             : mean_range(spread(at, "val_accuracy"), 2) +
-                                                   (diverged ? cat(" (", diverged, " diverged)") : ""));
-        }
-        rows.push_back(row);
-        script += series_block(cat(regime, i), mine, "batch_size", sizes(s), "val_accuracy");
-        plots += cat(i ? ", " : "plot ", "$", regime, i, " using ($1*", 1.0 + 0.04 * double(i), "):2:3:4 ",
-                     norm_line(norms()[i]));
-      }
-      std::vector<std::string> header{"norm"};
-      for (double b : sizes(s)) header.push_back("batch " + plain(b));
-      out.table += std::string(regime) == "epochs"
-                       ? cat("Validation accuracy after ", lesson_training(s).epochs, " epoch(s):\n\n")
-                       : cat("\nValidation accuracy after ", fixed_steps(s), " steps:\n\n");
-      out.table += markdown_table(header, rows);
-      script += cat("set title '",
-                    std::string(regime) == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)")
-                                                    : cat(fixed_steps(s), " steps"),
-                    "'\n") +
-                plots + "\n";
+    for (const std::string regime : {"epochs", "steps"}) {
+      const GridTable table = grid_table(where(records, {{"regime", regime}}), norms(),
+                                         {"batch_size", sizes(s), "val_accuracy",
+                                          [](const std::vector<Record>& at) {
+                                            return count_status(at, "refused") == at.size()
+                                                       ? "refused"
+                                                       : mean_range(spread(at, "val_accuracy"), 2) +
+                                                             diverged_note(count_status(at, "diverged"));
+                                          },
+                                          regime, 0.04});
+      const std::string length =
+          regime == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)") : cat(fixed_steps(s), " steps");
+      out.table += cat(regime == "epochs" ? "" : "\n", "Validation accuracy after ", length, ":\n\n",
+                       markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows));
+      script += table.blocks + "set title '" + length + "'\n" + table.plot + "\n";
     }
-    draw(s.out_dir, "batch_size.png", script + "unset multiplot\n");
-    out.pictures = {"batch_size.png"};
-
+    out.pictures = {draw(s.out_dir, "batch_size.png", script + "unset multiplot\n")};
     return out;
   }
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
@@ -10,7 +11,6 @@
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -105,9 +105,7 @@ class BiasBeforeNormExperiment : public Experiment {
     for (NormKind norm : {NormKind::Batch, NormKind::Layer})
       for (bool bias : {true, false})
         for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_training(c.settings);
-          o.norm = norm;
-          o.seed = seed;
+          lesson::TrainOptions o = lesson_run(c.settings, norm, seed);
           o.net.bias_before_norm = bias;
           jobs.push_back(train_job(c, o, Record().set("part", "training").set("bias", bias ? "yes" : "no")));
         }
@@ -127,11 +125,6 @@ class BiasBeforeNormExperiment : public Experiment {
   }
   Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
     Outcome out;
-    auto sci = [](double v) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.2g", v);
-      return std::string(text);
-    };
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     for (NormKind norm : {NormKind::Batch, NormKind::Layer}) {
@@ -163,8 +156,7 @@ class BiasBeforeNormExperiment : public Experiment {
         "set xtics ('Linear + BatchNorm1d' 0, 'Linear + LayerNorm' 1)\nset key top left\n"
         "plot $d using ($1-0.18):2 with boxes title 'output difference, with vs without bias', "
         "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
-    draw(s.out_dir, "bias_before_norm.png", script);
-    out.pictures = {"bias_before_norm.png"};
+    out.pictures = {draw(s.out_dir, "bias_before_norm.png", script)};
     return out;
   }
 };

@@ -4,9 +4,9 @@
 #include <limits>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -58,9 +58,7 @@ class CarefulInit : public Experiment {
   }
   std::string source() const override { return "lesson, \"A network that only trains with it\"; issue 18"; }
   std::string setup(const Settings& s) const override {
-    std::string list;
-    for (int64_t d : depths(s)) list += (list.empty() ? "" : ", ") + std::to_string(d);
-    return cat("The lesson's tanh network without a norm at depth ", list,
+    return cat("The lesson's tanh network without a norm at depth ", joined(depths(s)),
                ", its Linear layers initialized as PyTorch does (the default), by xavier_uniform_ (gain 5/3 before "
                "a Tanh, 1 for the logits) or kaiming_normal_ (fan_in, tanh's gain), biases zeroed; LayerNorm with "
                "the default init beside them for reference. The lesson's training (SGD lr 0.05, batch 64, ",
@@ -89,10 +87,7 @@ class CarefulInit : public Experiment {
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto depth8 = where_num(records, "depth", 8.0);
     auto accuracy = [&](NormKind norm, InitScheme init) {
-      return compare_to_threshold(values_counting_failures(where(depth8, {{"norm", lesson::short_name(norm)},
-                                                                          {"init", lesson::init_name(init)}}),
-                                                           "val_accuracy", 0.1),
-                                  kLearnedAccuracy, kAccuracyFloor);
+      return accuracy_against(where(of_norm(depth8, norm), {{"init", lesson::init_name(init)}}), kLearnedAccuracy, 0.1);
     };
     const Comparison xavier = accuracy(NormKind::None, InitScheme::Xavier),
                      kaiming = accuracy(NormKind::None, InitScheme::Kaiming);
@@ -109,7 +104,7 @@ class CarefulInit : public Experiment {
     for (int64_t depth : depths(s)) {
       const auto at_depth = where_num(records, "depth", double(depth));
       for (const auto& [norm, init] : cases()) {
-        const auto runs = where(at_depth, {{"norm", lesson::short_name(norm)}, {"init", lesson::init_name(init)}});
+        const auto runs = where(of_norm(at_depth, norm), {{"init", lesson::init_name(init)}});
         rows.push_back({std::to_string(depth), lesson::display_name(norm), lesson::init_name(init),
                         mean_range(spread(runs, "train_loss")), mean_range(spread(runs, "val_accuracy")),
                         mean_range(spread(runs, "first_tanh_std")), mean_range(spread(runs, "last_tanh_std"))});
@@ -119,9 +114,7 @@ class CarefulInit : public Experiment {
         "Mean [min, max] over seeds; the Tanh output standard deviations are at initialization:\n\n" +
         markdown_table(
             {"depth", "norm", "init", "training loss", "val accuracy", "first Tanh's std", "last Tanh's std"}, rows);
-    out.pictures = {"careful_init.png"};
-    draw(s.out_dir, "careful_init.png", picture(records, s));
-
+    out.pictures = {draw(s.out_dir, "careful_init.png", picture(records, s))};
     return out;
   }
 
@@ -133,9 +126,7 @@ class CarefulInit : public Experiment {
             {NormKind::Layer, InitScheme::PyTorch}};
   }
   static Job job(const Context& c, NormKind norm, InitScheme init, int64_t depth, uint64_t seed) {
-    lesson::TrainOptions o = lesson_training(c.settings);
-    o.norm = norm;
-    o.seed = seed;
+    lesson::TrainOptions o = lesson_run(c.settings, norm, seed);
     o.net.depth = depth;
     o.model.init = init;
     Job j = train_job(c, o);
@@ -158,8 +149,8 @@ class CarefulInit : public Experiment {
     std::string plots;
     size_t i = 0;
     for (const auto& [norm, init] : cases()) {
-      const auto runs = where(where_num(records, "depth", double(depth)),
-                              {{"norm", lesson::short_name(norm)}, {"init", lesson::init_name(init)}});
+      const auto runs =
+          where(of_norm(where_num(records, "depth", double(depth)), norm), {{"init", lesson::init_name(init)}});
       std::vector<std::vector<double>> rows;
       for (int64_t layer = 1; layer <= depth; ++layer) {
         const lesson::Spread sd = spread(runs, cat("tanh_std_", layer));

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -26,7 +26,7 @@ std::vector<double> sizes(const Settings& s) {
 std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::Group, NormKind::Layer, NormKind::Instance}; }
 
 std::vector<Record> runs(const std::vector<Record>& records, NormKind norm, double batch) {
-  return where_num(where(records, {{"norm", lesson::short_name(norm)}}), "batch_size", batch);
+  return where_num(of_norm(records, norm), "batch_size", batch);
 }
 
 class CnnBatchSize : public Experiment {
@@ -39,13 +39,12 @@ class CnnBatchSize : public Experiment {
   }
   std::string source() const override { return "Wu & He, Group Normalization (2018), Figure 1; issue 17"; }
   std::string setup(const Settings& s) const override {
-    std::string list;
-    for (double b : sizes(s)) list += (list.empty() ? "" : ", ") + plain(b);
     return cat(
         "The digits' CNN (3 convolutions, global average pooling, Linear; docs/cnn.md) with BatchNorm2d, "
         "GroupNorm(8, C), GroupNorm(1, C) and GroupNorm(C, C); batch size ",
-        list, " with --drop-last, ", lesson_training(s).epochs, " epoch(s), SGD with the lr scaled linearly ",
-        "with the batch as the paper does (", kBaseLr, " at batch ", kBaseBatch, ").");
+        joined(sizes(s)), " with --drop-last, ", lesson_training(s).epochs,
+        " epoch(s), SGD with the lr scaled linearly ", "with the batch as the paper does (", kBaseLr, " at batch ",
+        kBaseBatch, ").");
   }
   std::string rule() const override {
     return cat(
@@ -60,20 +59,13 @@ class CnnBatchSize : public Experiment {
         margin_rule(cat(kAccuracyFloor, " of accuracy or error")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (double b : sizes(c.settings))
-      for (NormKind norm : norms())
-        for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_training(c.settings);
-          o.model.arch = lesson::Arch::CNN;
-          o.norm = norm;
-          o.seed = seed;
-          o.batch_size = int64_t(b);
-          o.drop_last = true;
-          o.lr = kBaseLr * b / kBaseBatch;
-          jobs.push_back(train_job(c, o, Record().set("batch_size", b)));
-        }
-    return jobs;
+    return grid_jobs(c, {}, "batch_size", sizes(c.settings), norms(), c.settings.seeds,
+                     [](lesson::TrainOptions& o, double b) {
+                       o.model.arch = lesson::Arch::CNN;
+                       o.batch_size = int64_t(b);
+                       o.drop_last = true;
+                       o.lr = kBaseLr * b / kBaseBatch;
+                     });
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     // Seed by seed, the error at batch 2 minus at the norm's best batch size of 16 or more.
@@ -91,9 +83,7 @@ class CnnBatchSize : public Experiment {
     const auto bn1 = runs(records, NormKind::Batch, 1);
     const size_t bn1_bad = count_status(bn1, "refused") + count_status(bn1, "diverged") + count_status(bn1, "failed");
     const Truth all_finished = truth_of(!bn1.empty() && bn1_bad == 0);
-    const Comparison bn1_acc =
-        bn1.empty() ? Comparison{}
-                    : compare_to_threshold(values_counting_failures(bn1, "val_accuracy", 0.0), kChance, kAccuracyFloor);
+    const Comparison bn1_acc = bn1.empty() ? Comparison{} : accuracy_against(bn1, kChance, 0.0);
     const Truth rises = above(bn), flat = below(gn);
     const Truth trains = bn1.empty() ? Truth::No : all_of({all_finished, above(bn1_acc)});
     return {
@@ -105,38 +95,30 @@ class CnnBatchSize : public Experiment {
             ": ", truth_text(trains, "it trains", "it does not train by this rule"), ".")};
   }
   Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
+    const GridTable table = grid_table(
+        records, norms(),
+        {"batch_size", sizes(s), "val_accuracy", error_cell, "n", 0.04, "(1-$2):(1-$4):(1-$3)", lesson::Arch::CNN});
+    const std::string script = plot_header("cnn_batch_size.png") +
+                               "set title 'The digits CNN: validation error against batch size (mean and range over "
+                               "seeds)'\nset logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation error'\n"
+                               "set yrange [0:1]\nset xrange [0.8:160]\nset key top right\n" +
+                               table.blocks + table.plot + "\n";
     Outcome out;
-    std::string script = plot_header("cnn_batch_size.png") +
-                         "set title 'The digits CNN: validation error against batch size (mean and range over "
-                         "seeds)'\nset logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation error'\n"
-                         "set yrange [0:1]\nset xrange [0.8:160]\nset key top right\n";
-    std::vector<std::vector<std::string>> rows;
-    std::string plots;
-    for (size_t i = 0; i < norms().size(); ++i) {
-      const auto mine = where(records, {{"norm", lesson::short_name(norms()[i])}});
-      std::vector<std::string> row{lesson::display_name(norms()[i], lesson::Arch::CNN)};
-      for (double b : sizes(s)) {
-        const auto at = where_num(mine, "batch_size", b);
-        const lesson::Spread acc = spread(at, "val_accuracy");
-        const size_t failed = at.size() - acc.count;
-        row.push_back(acc.count == 0 ? "failed"
-                                     : cat(fixed(1.0 - acc.mean, 2), " [", fixed(1.0 - acc.max, 2), ", ",
-                                           fixed(1.0 - acc.min, 2), "]", failed ? cat(" (", failed, " failed)") : ""));
-      }
-      rows.push_back(row);
-      script += series_block(cat("n", i), mine, "batch_size", sizes(s), "val_accuracy");
-      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.04 * double(i),
-                   "):(1-$2):(1-$4):(1-$3) with yerrorlines lw 2 title '",
-                   lesson::display_name(norms()[i], lesson::Arch::CNN), "'");
-    }
-    std::vector<std::string> header{"norm"};
-    for (double b : sizes(s)) header.push_back("batch " + plain(b));
     out.table = cat("Validation error (1 - accuracy) after ", lesson_training(s).epochs,
-                    " epoch(s), mean [min, max] over seeds:\n\n", markdown_table(header, rows));
-    draw(s.out_dir, "cnn_batch_size.png", script + plots + "\n");
-    out.pictures = {"cnn_batch_size.png"};
-
+                    " epoch(s), mean [min, max] over seeds:\n\n",
+                    markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows));
+    out.pictures = {draw(s.out_dir, "cnn_batch_size.png", script)};
     return out;
+  }
+
+ private:
+  // The validation error (1 - accuracy), mean [min, max], and the runs that failed.
+  static std::string error_cell(const std::vector<Record>& at) {
+    const lesson::Spread acc = spread(at, "val_accuracy");
+    const size_t failed = at.size() - acc.count;
+    if (acc.count == 0) return "failed";
+    return cat(fixed(1.0 - acc.mean, 2), " [", fixed(1.0 - acc.max, 2), ", ", fixed(1.0 - acc.min, 2), "]",
+               failed ? cat(" (", failed, " failed)") : "");
   }
 };
 

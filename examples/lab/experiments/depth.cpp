@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -32,10 +32,8 @@ class Depth : public Experiment {
   }
   std::string source() const override { return "lesson, \"A network that only trains with it\""; }
   std::string setup(const Settings& s) const override {
-    std::string list;
-    for (int64_t d : depths(s)) list += (list.empty() ? "" : ", ") + std::to_string(d);
     return cat("The lesson's training (SGD lr 0.05, batch 64, ", lesson_training(s).epochs, " epoch(s)) at depth ",
-               list, " x none / batch / layer / rms / group (GroupNorm 8 groups).");
+               joined(depths(s)), " x none / batch / layer / rms / group (GroupNorm 8 groups).");
   }
   std::string rule() const override {
     return cat(
@@ -48,17 +46,9 @@ class Depth : public Experiment {
         margin_rule(cat(kLossFloor, " of loss and ", kAccuracyFloor, " of accuracy")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (int64_t depth : depths(c.settings))
-      for (NormKind norm : all_norms())
-        for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_training(c.settings);
-          o.norm = norm;
-          o.seed = seed;
-          o.net.depth = depth;
-          jobs.push_back(train_job(c, o, Record().set("depth", double(depth))));
-        }
-    return jobs;
+    const std::vector<int64_t> grid = depths(c.settings);
+    return grid_jobs(c, {}, "depth", {grid.begin(), grid.end()}, all_norms(), c.settings.seeds,
+                     [](lesson::TrainOptions& o, double depth) { o.net.depth = int64_t(depth); });
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     const int64_t lesson_depth = 8, deepest = depths(s).back();
@@ -98,7 +88,7 @@ class Depth : public Experiment {
       std::vector<std::string> row{std::to_string(depth)};
       std::vector<double> loss_row{double(depth)}, acc_row{double(depth)};
       for (NormKind norm : all_norms()) {
-        const auto runs = where(at_depth, {{"norm", lesson::short_name(norm)}});
+        const auto runs = of_norm(at_depth, norm);
         const lesson::Spread loss = spread(runs, "train_loss"), acc = spread(runs, "val_accuracy");
         row.push_back(mean_range(loss) + " / " + mean_range(acc));
         loss_row.insert(loss_row.end(), {loss.mean, loss.min, loss.max});
@@ -111,15 +101,13 @@ class Depth : public Experiment {
     std::vector<std::string> header{"depth"};
     for (NormKind norm : all_norms()) header.push_back(lesson::display_name(norm));
     out.table = "Training loss / validation accuracy, mean [min, max] over seeds:\n\n" + markdown_table(header, rows);
-    out.pictures = {"depth.png"};
-    draw(s.out_dir, "depth.png", picture(loss_rows, acc_rows));
-
+    out.pictures = {draw(s.out_dir, "depth.png", picture(loss_rows, acc_rows))};
     return out;
   }
 
  private:
   static std::vector<Record> runs(const std::vector<Record>& records, int64_t depth, NormKind norm) {
-    return where(where_num(records, "depth", double(depth)), {{"norm", lesson::short_name(norm)}});
+    return of_norm(where_num(records, "depth", double(depth)), norm);
   }
   static Comparison loss_without_norm(const std::vector<Record>& records, int64_t depth) {
     return compare_to_threshold(
@@ -127,8 +115,7 @@ class Depth : public Experiment {
         kLossFloor);
   }
   static Comparison accuracy(const std::vector<Record>& records, int64_t depth, NormKind norm) {
-    return compare_to_threshold(values_counting_failures(runs(records, depth, norm), "val_accuracy", kChance),
-                                kLearnedAccuracy, kAccuracyFloor);
+    return accuracy_against(runs(records, depth, norm), kLearnedAccuracy, kChance);
   }
   static std::string picture(const std::vector<std::vector<double>>& loss,
                              const std::vector<std::vector<double>>& acc) {

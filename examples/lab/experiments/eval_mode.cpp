@@ -3,11 +3,11 @@
 
 #include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
+#include "grid.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/shape_ops.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -119,7 +119,6 @@ class EvalMode : public Experiment {
     Outcome out;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    std::vector<std::string> labels;
     std::vector<std::string> modes;
     for (const Record& r : records)
       if (r.num("seed") == double(s.seeds.front())) modes.push_back(r.text("evaluation"));
@@ -129,33 +128,27 @@ class EvalMode : public Experiment {
                            shift = spread(mine, "running_mean_shift"), after = spread(mine, "eval_accuracy_after");
       rows.push_back({modes[i], mean_range(acc), mean_range(classes, 1), mean_range(shift, 4), mean_range(after)});
       bars.push_back({double(i), acc.mean, acc.min, acc.max});
-      labels.push_back(modes[i]);
     }
     out.table = "Validation accuracy, mean [min, max] over seeds:\n\n" +
                 markdown_table({"evaluation", "accuracy", "classes predicted", "largest running_mean change",
                                 "eval accuracy afterwards"},
                                rows);
-    std::string xtics;
-    for (size_t i = 0; i < labels.size(); ++i) xtics += cat(i ? ", " : "", "\"", labels[i], "\" ", i);
     std::string script = plot_header("eval_mode.png", 900, 480);
     script += datablock("acc", bars);
     script +=
         cat("set title 'Forgetting model.eval(): validation accuracy of a trained BatchNorm network'\n"
             "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:1]\nset ylabel 'validation accuracy'\n"
             "set xtics (",
-            xtics,
+            xtics(modes),
             ") rotate by -20\nunset key\nplot $acc using 1:2 with boxes lc rgb '#4477aa', "
             "$acc using 1:2:3:4 with yerrorbars lc 'black' pt 0\n");
-    draw(s.out_dir, "eval_mode.png", script);
-    out.pictures = {"eval_mode.png"};
+    out.pictures = {draw(s.out_dir, "eval_mode.png", script)};
     return out;
   }
 
  private:
   static std::vector<Record> measure(const Context& c, uint64_t seed) {
-    lesson::TrainOptions o = lesson_training(c.settings);
-    o.norm = NormKind::Batch;
-    o.seed = seed;
+    const lesson::TrainOptions o = lesson_run(c.settings, NormKind::Batch, seed);
     const lesson::RunResult run = lesson::train_run(c.data, o);
     if (!run.ok()) throw Error(*run.failure);
     const nn::Sequential& trained = *run.model;

@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -54,12 +54,6 @@ GroupNormEnds measure_group_norm_ends(uint64_t seed, int64_t n, int64_t c, int64
 
 namespace {
 
-std::string sci(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2g", v);
-  return text;
-}
-
 class GroupNormExperiment : public Experiment {
  public:
   std::string name() const override { return "group_norm"; }
@@ -94,14 +88,11 @@ class GroupNormExperiment : public Experiment {
                                                        .set("one_group_vs_layer_norm", m.one_group_vs_layer_norm)
                                                        .set("c_groups_vs_instance_norm", m.c_groups_vs_instance_norm)};
                       }});
-    for (int64_t g : groups(c.settings))
-      for (uint64_t seed : c.settings.seeds) {
-        lesson::TrainOptions o = lesson_training(c.settings);
-        o.norm = lesson::NormKind::Group;
-        o.seed = seed;
-        o.net.groups = g;
-        jobs.push_back(train_job(c, o, Record().set("part", "training").set("groups", double(g))));
-      }
+    const std::vector<int64_t> gs = groups(c.settings);
+    for (Job& job :
+         grid_jobs(c, Record().set("part", "training"), "groups", {gs.begin(), gs.end()}, {lesson::NormKind::Group},
+                   c.settings.seeds, [](lesson::TrainOptions&o, double g) { o.net.groups = int64_t(g); }))
+      jobs.push_back(std::move(job));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
@@ -139,8 +130,7 @@ class GroupNormExperiment : public Experiment {
         "set title 'GroupNorm(G, 64) in the lesson network: validation accuracy (mean and range over seeds)'\n"
         "set logscale x 2\nset xrange [0.7:90]\nset yrange [0:1]\nset xlabel 'groups G'\n"
         "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
-    draw(s.out_dir, "group_norm.png", script);
-    out.pictures = {"group_norm.png"};
+    out.pictures = {draw(s.out_dir, "group_norm.png", script)};
     return out;
   }
 };

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -33,10 +33,11 @@ std::vector<uint64_t> seeds(const Settings& s) {
 // diverged run counting as a loss of ln 10 (guessing).
 std::vector<Record> sensitivities(const std::vector<Record>& records, NormKind norm) {
   std::vector<Record> out;
-  for (const Record& r : where(records, {{"norm", lesson::short_name(norm)}})) {
+  const std::vector<Record> mine = of_norm(records, norm);
+  for (const Record& r : mine) {
     if (!where_num(out, "seed", r.num("seed")).empty()) continue;
     double low = INFINITY, high = -INFINITY;
-    for (const Record& run : where_num(where(records, {{"norm", lesson::short_name(norm)}}), "seed", r.num("seed"))) {
+    for (const Record& run : where_num(mine, "seed", r.num("seed"))) {
       const double loss = std::isnan(run.num("train_loss")) ? std::log(10.0) : run.num("train_loss");
       low = std::min(low, loss);
       high = std::max(high, loss);
@@ -53,9 +54,7 @@ class InitScale : public Experiment {
   std::string claim() const override { return "norm layers make training less sensitive to the starting weights"; }
   std::string source() const override { return "lesson, \"A network that only trains with it\""; }
   std::string setup(const Settings& s) const override {
-    std::string list;
-    for (double k : scales(s)) list += (list.empty() ? "" : ", ") + plain(k);
-    return cat("The lesson's network with every Linear's initial weight multiplied by ", list,
+    return cat("The lesson's network with every Linear's initial weight multiplied by ", joined(scales(s)),
                " (biases as drawn), x the five norms; the lesson's training (", lesson_training(s).epochs,
                " epoch(s)).");
   }
@@ -70,17 +69,8 @@ class InitScale : public Experiment {
   }
   std::vector<uint64_t> seeds_used(const Settings& s) const override { return seeds(s); }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (double scale : scales(c.settings))
-      for (NormKind norm : all_norms())
-        for (uint64_t seed : seeds(c.settings)) {
-          lesson::TrainOptions o = lesson_training(c.settings);
-          o.norm = norm;
-          o.seed = seed;
-          o.net.init_scale = scale;
-          jobs.push_back(train_job(c, o, Record().set("init_scale", scale)));
-        }
-    return jobs;
+    return grid_jobs(c, {}, "init_scale", scales(c.settings), all_norms(), seeds(c.settings),
+                     [](lesson::TrainOptions& o, double scale) { o.net.init_scale = scale; });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto none = sensitivities(records, NormKind::None);
@@ -96,38 +86,29 @@ class InitScale : public Experiment {
     return {verdict_of(less),
             cat("Range of the final training loss over the scales, the network without a norm's minus the norm's, "
                 "mean over seeds: ",
-                summary, "; ", std::count(less.begin(), less.end(), Truth::Yes), " of ", less.size(),
-                " norms are surely less sensitive than the network without one, ",
-                std::count(less.begin(), less.end(), Truth::Unsure), " within the margin.")};
+                summary, "; ", count_text(less, "are surely less sensitive than the network without one"), ".")};
   }
   Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
-    std::vector<std::vector<std::string>> rows;
-    std::string script = plot_header("init_scale.png", 900, 520);
-    script +=
+    const std::vector<NormKind> norms = all_norms();
+    GridTable table = grid_table(records, norms, {"init_scale", scales(s), "train_loss", [](const auto& at) {
+                                                    return mean_range(spread(at, "train_loss"));
+                                                  }});
+    for (size_t i = 0; i < norms.size(); ++i)
+      table.rows[i].push_back(mean_range(spread(sensitivities(records, norms[i]), "range")));
+    const std::string script =
+        plot_header("init_scale.png", 900, 520) +
         "set title 'Starting weights: final training loss by initial weight scale (mean and range over seeds)'\n"
         "set logscale x 2\nset xlabel 'initial weight scale'\nset ylabel 'training loss'\nset key top left\n"
-        "set xrange [0.2:5]\n";
-    std::string plots;
-    const auto norms = all_norms();
-    for (size_t i = 0; i < norms.size(); ++i) {
-      const auto mine = where(records, {{"norm", lesson::short_name(norms[i])}});
-      std::vector<std::string> row{lesson::display_name(norms[i])};
-      for (double k : scales(s)) row.push_back(mean_range(spread(where_num(mine, "init_scale", k), "train_loss")));
-      row.push_back(mean_range(spread(sensitivities(records, norms[i]), "range")));
-      rows.push_back(row);
-      script += series_block(cat("n", i), mine, "init_scale", scales(s), "train_loss");
-      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i), "):2:3:4 ", norm_line(norms[i]));
-    }
-    draw(s.out_dir, "init_scale.png", script + plots + "\n");
-    out.pictures = {"init_scale.png"};
-    std::vector<std::string> header{"norm"};
-    for (double k : scales(s)) header.push_back("scale " + plain(k));
+        "set xrange [0.2:5]\n" +
+        table.blocks + table.plot + "\n";
+    Outcome out;
+    out.pictures = {draw(s.out_dir, "init_scale.png", script)};
+    std::vector<std::string> header = grid_header("norm", "scale ", scales(s));
     header.push_back("range over the scales");
     out.table =
         "Final training loss, mean [min, max] over seeds, and its range over the scales per seed (mean [min, "
         "max]):\n\n" +
-        markdown_table(header, rows);
+        markdown_table(header, table.rows);
     return out;
   }
 };

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -20,7 +20,7 @@ std::vector<double> grid(const Settings& s) {
 }
 
 std::vector<Record> runs(const std::vector<Record>& records, NormKind norm, double lr) {
-  return where_num(where(records, {{"norm", lesson::short_name(norm)}}), "lr", lr);
+  return where_num(of_norm(records, norm), "lr", lr);
 }
 
 // Mean validation accuracy over seeds, a diverged run counting as 0.
@@ -33,8 +33,7 @@ double accuracy(const std::vector<Record>& records, NormKind norm, double lr) {
 Bounds largest_reaching(const std::vector<Record>& records, NormKind norm, const Settings& s) {
   Bounds largest;
   for (double lr : grid(s)) {
-    const Truth reaches = above(compare_to_threshold(
-        values_counting_failures(runs(records, norm, lr), "val_accuracy", 0.0), kTarget, kAccuracyFloor));
+    const Truth reaches = above(accuracy_against(runs(records, norm, lr), kTarget, 0.0));
     if (reaches == Truth::Yes) largest.low = lr;
     if (reaches != Truth::No) largest.high = lr;
   }
@@ -53,10 +52,8 @@ class LearningRate : public Experiment {
   std::string claim() const override { return "norm layers also let you use larger learning rates"; }
   std::string source() const override { return "lesson, \"A network that only trains with it\""; }
   std::string setup(const Settings& s) const override {
-    std::string list;
-    for (double lr : grid(s)) list += (list.empty() ? "" : ", ") + plain(lr);
     return cat("The lesson's network and training (", lesson_training(s).epochs, " epoch(s), batch 64) with SGD lr ",
-               list, " x the five norms.");
+               joined(grid(s)), " x the five norms.");
   }
   std::string rule() const override {
     return cat(
@@ -69,17 +66,8 @@ class LearningRate : public Experiment {
         margin_rule(cat(kAccuracyFloor, " of accuracy")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (double lr : grid(c.settings))
-      for (NormKind norm : all_norms())
-        for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_training(c.settings);
-          o.norm = norm;
-          o.seed = seed;
-          o.lr = lr;
-          jobs.push_back(train_job(c, o, Record().set("lr", lr)));
-        }
-    return jobs;
+    return grid_jobs(c, {}, "lr", grid(c.settings), all_norms(), c.settings.seeds,
+                     [](lesson::TrainOptions& o, double lr) { o.lr = lr; });
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     const Bounds none = largest_reaching(records, NormKind::None, s);
@@ -92,50 +80,38 @@ class LearningRate : public Experiment {
         summary += cat("; ", lesson::display_name(norm), ": ", lr_text(largest));
       }
     return {verdict_of(better), cat("Largest lr whose mean accuracy is above ", kTarget, ": ", summary, ". ",
-                                    std::count(better.begin(), better.end(), Truth::Yes), " of ", better.size(),
-                                    " norms surely go above the network without one, ",
-                                    std::count(better.begin(), better.end(), Truth::Unsure), " within the margin.")};
+                                    count_text(better, "surely go above the network without one"), ".")};
   }
   Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
-    std::vector<std::vector<std::string>> rows;
-    std::string script = plot_header("learning_rate.png", 900, 520);
-    script +=
-        "set title 'Learning rate: validation accuracy after training (mean and range over seeds)'\n"
-        "set logscale x\nset xlabel 'SGD learning rate'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
-        "set key bottom left\n";
-    std::string plots;
-    const auto norms = all_norms();
+    const std::vector<NormKind> norms = all_norms();
+    GridTable table = grid_table(records, norms, {"lr", grid(s), "val_accuracy", [](const std::vector<Record>& at) {
+                                                    return mean_range(spread(at, "val_accuracy"), 2) +
+                                                           diverged_note(at.size() - count_status(at, "ok"));
+                                                  }});
     for (size_t i = 0; i < norms.size(); ++i) {
-      const NormKind norm = norms[i];
-      const auto mine = where(records, {{"norm", lesson::short_name(norm)}});
       double best_lr = grid(s).front(), best = -1.0;
       for (double lr : grid(s)) {
-        const double acc = accuracy(records, norm, lr);
+        const double acc = accuracy(records, norms[i], lr);
         if (acc > best) best = acc, best_lr = lr;
       }
-      std::vector<std::string> row{lesson::display_name(norm)};
-      for (double lr : grid(s)) {
-        const auto at = where_num(mine, "lr", lr);
-        const size_t diverged = at.size() - count_status(at, "ok");
-        row.push_back(mean_range(spread(at, "val_accuracy"), 2) + (diverged ? cat(" (", diverged, " diverged)") : ""));
-      }
-      row.push_back(plain(best_lr) + " (" + fixed(best, 3) + ")");
-      row.push_back(lr_text(largest_reaching(records, norm, s)));
-      rows.push_back(row);
-      script += series_block(cat("n", i), mine, "lr", grid(s), "val_accuracy");
-      plots += cat(i ? ", " : "plot ", "$n", i, " using ($1*", 1.0 + 0.03 * double(i), "):2:3:4 ", norm_line(norm));
+      table.rows[i].push_back(plain(best_lr) + " (" + fixed(best, 3) + ")");
+      table.rows[i].push_back(lr_text(largest_reaching(records, norms[i], s)));
     }
-    script +=
+    const std::string script =
+        plot_header("learning_rate.png", 900, 520) +
+        "set title 'Learning rate: validation accuracy after training (mean and range over seeds)'\n"
+        "set logscale x\nset xlabel 'SGD learning rate'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
+        "set key bottom left\n" +
+        table.blocks +
         cat("set arrow from graph 0, first ", kTarget, " to graph 1, first ", kTarget, " nohead dt 2 lc 'gray'\n") +
-        plots + "\n";
-    draw(s.out_dir, "learning_rate.png", script);
-    out.pictures = {"learning_rate.png"};
-    std::vector<std::string> header{"norm"};
-    for (double lr : grid(s)) header.push_back("lr " + plain(lr));
+        table.plot + "\n";
+    Outcome out;
+    out.pictures = {draw(s.out_dir, "learning_rate.png", script)};
+    std::vector<std::string> header = grid_header("norm", "lr ", grid(s));
     header.push_back("best lr (accuracy)");
     header.push_back(cat("largest lr reaching ", kTarget));
-    out.table = "Validation accuracy, mean [min, max] over the seeds that finished:\n\n" + markdown_table(header, rows);
+    out.table =
+        "Validation accuracy, mean [min, max] over the seeds that finished:\n\n" + markdown_table(header, table.rows);
     return out;
   }
 };

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "experiments.hpp"
+#include "grid.hpp"
 #include "lesson/trainer_setup.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -44,14 +44,7 @@ std::vector<uint64_t> seeds(const Settings& s) {
 /// below kFastLoss (NaN: never), and the count of spikes (batch losses kSpikeRise above the
 /// lowest one before them).
 Record curve_record(const Context& c, const lesson::TrainOptions& o, Record keys) {
-  lesson::RunResult result;
-  std::string status = "ok";
-  try {
-    result = lesson::train_run(c.data, o);
-    if (!result.ok()) status = result.diverged ? "diverged" : "failed";
-  } catch (const std::exception&) {
-    status = "failed";
-  }
+  const auto [result, status] = trained(c, o);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   double fast = nan, lowest = INFINITY, window = 0.0;
   int64_t spikes = 0;
@@ -82,13 +75,10 @@ class PrePostNorm : public Experiment {
   }
   std::string source() const override { return "issue 18 (the transformer-scale claim, tested on the digits)"; }
   std::string setup(const Settings& s) const override {
-    std::string b, lr;
-    for (int64_t n : block_counts(s)) b += (b.empty() ? "" : ", ") + std::to_string(n);
-    for (double x : learning_rates(s)) lr += (lr.empty() ? "" : ", ") + plain(x);
-    return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", b, " blocks, width ", kWidth, ", expansion ",
-               kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ", lr,
-               ", without a warmup and with a linear warmup over the first ", warmup_steps(s), " steps; batch 64, ",
-               lesson_training(s).epochs,
+    return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", joined(block_counts(s)), " blocks, width ",
+               kWidth, ", expansion ", kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ",
+               joined(learning_rates(s)), ", without a warmup and with a linear warmup over the first ",
+               warmup_steps(s), " steps; batch 64, ", lesson_training(s).epochs,
                " epoch(s), at most 3 seeds (the grid is large). \"Fast\" is the first step whose last 10 batch losses "
                "average below ",
                kFastLoss, "; a spike is a batch loss ", kSpikeRise, " above the lowest before it.");
@@ -113,9 +103,7 @@ class PrePostNorm : public Experiment {
           for (double lr : learning_rates(c.settings))
             for (int64_t warmup : warmups(c.settings))
               for (uint64_t seed : seeds(c.settings)) {
-                lesson::TrainOptions o = lesson_training(c.settings);
-                o.norm = norm;
-                o.seed = seed;
+                lesson::TrainOptions o = lesson_run(c.settings, norm, seed);
                 o.lr = lr;
                 o.net.width = kWidth;
                 o.model.arch = arch;
@@ -142,8 +130,7 @@ class PrePostNorm : public Experiment {
           for (double lr : learning_rates(s)) {
             const auto runs = cell(records, arch, norm, b, lr, warmup);
             const Truth finished = truth_of(count_status(runs, "ok") == runs.size());
-            const Truth learns = above(compare_to_threshold(values_counting_failures(runs, "val_accuracy", 0.1),
-                                                            kLearnedAccuracy, kAccuracyFloor));
+            const Truth learns = above(accuracy_against(runs, kLearnedAccuracy, 0.1));
             const Truth t = all_of({finished, learns});
             n.low += t == Truth::Yes;
             n.high += t != Truth::No;
@@ -182,16 +169,14 @@ class PrePostNorm : public Experiment {
         "not reached by every "
         "seed), spikes summed over seeds, and diverged seeds when any:\n\n" +
         markdown_table(header, rows);
-    out.pictures = {"pre_post_norm.png"};
-    draw(s.out_dir, "pre_post_norm.png", picture(records, s));
-
+    out.pictures = {draw(s.out_dir, "pre_post_norm.png", picture(records, s))};
     return out;
   }
 
  private:
   static std::vector<Record> cell(const std::vector<Record>& records, Arch arch, NormKind norm, int64_t blocks,
                                   double lr, int64_t warmup) {
-    auto mine = where(records, {{"arch", lesson::arch_name(arch)}, {"norm", lesson::short_name(norm)}});
+    auto mine = of_norm(where(records, {{"arch", lesson::arch_name(arch)}}), norm);
     return where_num(where_num(where_num(mine, "blocks", double(blocks)), "lr", lr), "warmup", double(warmup));
   }
   static std::string cell_text(const std::vector<Record>& runs) {

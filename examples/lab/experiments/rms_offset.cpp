@@ -187,8 +187,7 @@ class RmsOffset : public Experiment {
         "plot $m using 1:2 with linespoints lw 2 title 'LayerNorm', "
         "$m using 1:3 with linespoints lw 2 title 'RMSNorm', "
         "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
-    draw(s.out_dir, "rms_offset.png", script);
-    out.pictures = {"rms_offset.png"};
+    out.pictures = {draw(s.out_dir, "rms_offset.png", script)};
     return out;
   }
 };

@@ -3,9 +3,9 @@
 
 #include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
+#include "grid.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -78,16 +78,15 @@ class RunningStats : public Experiment {
     Outcome out;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    std::string xtics;
-    size_t i = 0;
+    std::vector<std::string> labels;
     for (const Momentum& m : momenta()) {
       const auto mine = where(records, {{"momentum", m.label}});
       const lesson::Spread mean_gap = spread(mine, "mean_gap"), var_gap = spread(mine, "var_gap");
       rows.push_back({m.label, mean_range(mean_gap), mean_range(var_gap), mean_range(spread(mine, "val_accuracy")),
                       mean_range(spread(mine, "val_accuracy_population"))});
-      bars.push_back({double(i), mean_gap.mean, mean_gap.min, mean_gap.max, var_gap.mean, var_gap.min, var_gap.max});
-      xtics += cat(i ? ", " : "", "\"momentum ", m.label, "\" ", i);
-      ++i;
+      bars.push_back(
+          {double(bars.size()), mean_gap.mean, mean_gap.min, mean_gap.max, var_gap.mean, var_gap.min, var_gap.max});
+      labels.push_back("momentum " + m.label);
     }
     out.table = "Mean [min, max] over seeds:\n\n" +
                 markdown_table({"momentum", "mean gap (sd)", "variance gap", "val accuracy, running stats",
@@ -99,21 +98,18 @@ class RunningStats : public Experiment {
         cat("set title 'Running statistics against the population statistics of each BatchNorm input'\n"
             "set style fill solid 0.6\nset boxwidth 0.35\nset ylabel 'gap (mean over layers and channels)'\n"
             "set yrange [0:*]\nset xtics (",
-            xtics,
+            xtics(labels),
             ")\nset key top left\nplot $gap using ($1-0.18):2 with boxes title 'mean gap (sd)', "
             "$gap using ($1-0.18):2:3:4 with yerrorbars lc 'black' pt 0 notitle, "
             "$gap using ($1+0.18):5 with boxes title 'variance gap (relative)', "
             "$gap using ($1+0.18):5:6:7 with yerrorbars lc 'black' pt 0 notitle\n");
-    draw(s.out_dir, "running_stats.png", script);
-    out.pictures = {"running_stats.png"};
+    out.pictures = {draw(s.out_dir, "running_stats.png", script)};
     return out;
   }
 
  private:
   static Record measure(const Context& c, const Momentum& m, uint64_t seed) {
-    lesson::TrainOptions o = lesson_training(c.settings);
-    o.norm = NormKind::Batch;
-    o.seed = seed;
+    lesson::TrainOptions o = lesson_run(c.settings, NormKind::Batch, seed);
     o.net.bn_momentum = m.value;
     const lesson::RunResult run = lesson::train_run(c.data, o);
     if (!run.ok()) throw Error(*run.failure);
