@@ -1,5 +1,5 @@
 // bench_conv: the convolution workloads of docs/benchmarks.md, each printed as one line
-// "<what> <case> ... <ms> ms" that scripts/bench_conv_vs_pytorch.sh reads:
+// "<what> <case> ... <ms> ms" that bench/bench_conv_vs_pytorch.sh reads:
 //   layer: Conv2d forward + backward on (32, 64, 32, 32), 3x3, 64 -> 64, padding 1, against
 //          its GEMM floor (the sgemm calls alone, replayed in turn with the workload);
 //   cnn:   the digits' CNN training step (forward, cross-entropy, backward, SGD) at batch 64;

@@ -4,7 +4,7 @@
 // (64-byte aligned, filled with 0.01, denormals flushed), and calls cblas_sgemm.
 //   sgemm_lesson LOG [repeats, default 1]
 // With repeats > 1 it also prints the fastest pass; the process itself is what
-// scripts/bench_all.sh times.
+// bench/bench_all.sh times.
 #include <cblas.h>
 #include <xmmintrin.h>
 

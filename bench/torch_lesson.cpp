@@ -1,5 +1,5 @@
 // torch_lesson: the lesson on the PyTorch C++ frontend (Debian's libtorch-dev 1.13), the
-// reference for the whole `digits` process. The same experiment as scripts/bench_pytorch.py
+// reference for the whole `digits` process. The same experiment as bench/bench_pytorch.py
 // and the digits program: 8 x [Linear(n, 64), norm, Tanh] + Linear(64, 10), SGD lr 0.05,
 // batch 64 shuffled every epoch (last short batch kept), 5 epochs, seed 0, then in eval mode
 // the loss over the training split and the accuracy over the validation split. The data is

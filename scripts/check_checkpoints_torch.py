@@ -8,7 +8,7 @@ Run with Debian's python3-torch (PyTorch 1.13), after building the digits progra
 For each arch (default: mlp, resmlp-pre, resmlp-post) and each of its norms (mlp: the five; cnn: none,
 batch, layer, group, instance, the digits' CNN of cnn(); resmlp-pre and
 resmlp-post: layer and rms, with 2 blocks and --dropout 0.1 so the Dropout layers are in the
-model; their PyTorch classes are those of scripts/fixtures_nn_extras.py):
+model; their PyTorch classes are those of scripts/fixtures/layers.py):
   minidl -> PyTorch  `digits --save` writes <run>.safetensors after one epoch; PyTorch's
                      deep_net(norm) (or cnn(norm)) takes it with load_state_dict(strict=True), and in eval mode
                      gives the validation loss and accuracy that digits' --summary reports.
@@ -34,8 +34,9 @@ import torch_isa  # noqa: E402,F401 (before torch: PyTorch's kernels at OPENBLAS
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
-from make_fixtures import REPO, load_digits_split, load_safetensors, save_safetensors  # noqa: E402
-from fixtures_nn_extras import NORMS as BLOCK_NORMS, PostNormBlock, PreNormBlock  # noqa: E402
+from fixtures import lesson  # noqa: E402
+from fixtures.common import REPO, load_safetensors, save_safetensors  # noqa: E402
+from fixtures.layers import NORMS as BLOCK_NORMS, PostNormBlock, PreNormBlock  # noqa: E402
 import float32_horizon as horizon_rule  # noqa: E402
 
 NORMS = {"mlp": ["none", "batch", "layer", "rms", "group"], "cnn": ["none", "batch", "layer", "group", "instance"]}
@@ -47,13 +48,9 @@ def make_norm(norm):
             "group": lambda width: nn.GroupNorm(GROUPS, width)}[norm]
 
 
-def deep_net(norm, depth=8, width=WIDTH):
+def deep_net(norm):
     """The lesson's model, with the norm layer chosen by its short name."""
-    layer, layers, n_in = make_norm(norm), [], 64
-    for _ in range(depth):
-        layers += [nn.Linear(n_in, width)] + ([layer(width)] if layer else []) + [nn.Tanh()]
-        n_in = width
-    return nn.Sequential(*layers, nn.Linear(width, 10))
+    return lesson.deep_net(make_norm(norm), width=WIDTH)
 
 
 def cnn(norm, groups=GROUPS):
@@ -206,7 +203,7 @@ def main():
     if not os.access(args.digits, os.X_OK):
         sys.exit(f"{args.digits}: no digits program there (build it, or pass --digits PATH)")
     torch.set_num_threads(1)
-    data = load_digits_split(os.path.join(REPO, "data"))
+    data = lesson.load_digits_split(os.path.join(REPO, "data"))
     with tempfile.TemporaryDirectory() as work:
         for arch in args.arch.split(","):
             norms = NORMS.get(arch, list(BLOCK_NORMS))

@@ -4,7 +4,7 @@
   /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/examples/digits/digits]
 
 1. Runs `digits --init-from tests/fixtures/lesson/init --batch-order tests/fixtures/lesson/batch_order.txt`
-   (PyTorch's initial weights and batch order, written by scripts/make_fixtures.py) with
+   (PyTorch's initial weights and batch order, written by scripts/fixtures/lesson.py) with
    --curves, --summary and --save into a temporary folder.
 2. Compares minidl's loss at every optimizer step with PyTorch float64's from the same weights in
    the same order (tests/fixtures/lesson/<run>_losses_float64.txt): within 1e-4 over the steps a
@@ -31,7 +31,8 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_fixtures import LESSON_RUNS, REPO, deep_net, load_digits_split, load_safetensors  # noqa: E402
+from fixtures.common import REPO, load_safetensors  # noqa: E402
+from fixtures.lesson import LESSON_RUNS, deep_net, load_digits_split  # noqa: E402
 
 LESSON = os.path.join(REPO, "tests", "fixtures", "lesson")
 STEP_TOLERANCE = 1e-4  # over the compared steps, against float64
@@ -90,7 +91,7 @@ def main():
                 reference = [float(line) for line in f]
             mine = curves.get(run, [])
             diffs = [abs(a - b) for a, b in zip(mine, reference)]
-            compared = pytorch[run]["compared_steps"]  # the float32 horizon (make_fixtures.py)
+            compared = pytorch[run]["compared_steps"]  # the float32 horizon (fixtures/lesson.py)
             steps = (f"first {compared}: {max(diffs[:compared]):.1e}, all {len(diffs)}: {max(diffs):.1e}"
                      if len(diffs) == len(reference) else f"{len(mine)} curve rows, PyTorch {len(reference)}")
             if len(diffs) != len(reference) or max(diffs[:compared]) > STEP_TOLERANCE:

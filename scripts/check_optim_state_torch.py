@@ -28,7 +28,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_fixtures import load_safetensors, save_safetensors  # noqa: E402
+from fixtures.common import load_safetensors, save_safetensors  # noqa: E402
 
 NAMES = ["p0", "p1"]
 

@@ -19,14 +19,14 @@ step, so no fixed tolerance holds past some step whatever the implementation. Th
              TOLERANCE / 4 from float64;
   check      over the horizon, the implementation's float32 loss within TOLERANCE of float64.
 
-Imported by make_fixtures.py (the lesson's fixtures) and check_checkpoints_torch.py.
+Imported by fixtures/lesson.py (the lesson's fixtures) and check_checkpoints_torch.py.
 """
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from make_fixtures import RMSNormRef
+from fixtures.norms import RMSNormRef
 
 TOLERANCE = 1e-4  # a compared step loss against float64, absolute
 ENSEMBLE_LIMIT = TOLERANCE / 4  # the horizon ends where an ensemble member leaves this

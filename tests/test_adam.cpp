@@ -53,12 +53,12 @@ std::vector<Tensor> initial_params(const Fixture& f) {
   return params;
 }
 
-constexpr int kSteps = 6;  // scripts/fixtures_optim.py, STEPS
+constexpr int kSteps = 6;  // scripts/fixtures/optim.py, STEPS
 
 }  // namespace
 
 TEST_CASE("Adam and AdamW match PyTorch's fixtures step for step, state included", "[optim][adam]") {
-  // scripts/fixtures_optim.py, adam_cases: p0 (3, 4) and p1 (5) on sum(a p^2) + sum(b p),
+  // scripts/fixtures/optim.py, adam_cases: p0 (3, 4) and p1 (5) on sum(a p^2) + sum(b p),
   // each option of Adam and AdamW; the gradient and the value after each of 6 steps, then
   // the state_dict's tensors.
   std::vector<Fixture> fixtures = minidl::testing::fixtures_of("Adam");

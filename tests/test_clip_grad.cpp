@@ -44,7 +44,7 @@ void check_same(const Tensor& actual, const Tensor& expected) {
 }  // namespace
 
 TEST_CASE("clip_grad_norm_ matches PyTorch: total norm of each order, clipped gradients", "[optim][clip]") {
-  // scripts/fixtures_optim.py, clip_cases: three gradients (4, 3), (7), (2, 2, 2); L2 above and
+  // scripts/fixtures/optim.py, clip_cases: three gradients (4, 3), (7), (2, 2, 2); L2 above and
   // below max_norm, L1, L3, L0.5, inf, tiny and huge values, an inf and a NaN entry.
   const std::vector<Fixture> fixtures = minidl::testing::fixtures_of("clip_grad_norm_");
   CHECK(fixtures.size() == 11);

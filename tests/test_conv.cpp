@@ -1,5 +1,5 @@
 // Conv2d, the pooling layers and Flatten: against PyTorch 1.13 on the fixtures of
-// scripts/fixtures_conv.py (outputs and every gradient), by finite differences
+// scripts/fixtures/conv.py (outputs and every gradient), by finite differences
 // (autograd::gradcheck), the im2col path against the direct loop on the chunk sizes the
 // fixtures do not reach, and every error's message.
 #include <algorithm>

@@ -360,7 +360,7 @@ TEST_CASE("cross_entropy shape and option errors name the shapes and values", "[
 }
 
 TEST_CASE("cross_entropy matches PyTorch's fixtures", "[loss]") {
-  // scripts/make_fixtures.py, cross_entropy_cases: logits 2 randn(6, 5), random targets with
+  // scripts/fixtures/ops.py, cross_entropy_cases: logits 2 randn(6, 5), random targets with
   // some rows set to ignore_index, weight rand(5) + 0.5 when used; gradients of
   // sum(loss * grad_output). The options as in the generator's table:
   struct Spec {
@@ -450,7 +450,7 @@ TEST_CASE("CrossEntropyLoss is a module: forward is cross_entropy, a weight is i
 }
 
 TEST_CASE("cross_entropy on (N, C, d1, ...) logits and on class probabilities matches PyTorch", "[loss][fixtures]") {
-  // scripts/make_fixtures.py, cross_entropy_nd_cases.
+  // scripts/fixtures/ops.py, cross_entropy_nd_cases.
   const auto fixtures = minidl::testing::fixtures_of("cross_entropy_nd");
   CHECK(fixtures.size() == 8);
   for (const minidl::testing::Fixture& fx : fixtures) {

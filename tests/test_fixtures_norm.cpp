@@ -1,4 +1,4 @@
-// minidl's norm layers against PyTorch 1.13 on the fixtures of scripts/make_fixtures.py:
+// minidl's norm layers against PyTorch 1.13 on the fixtures of scripts/fixtures/norms.py:
 // BatchNorm1d/2d over a sequence of training and eval calls (outputs, input and parameter
 // gradients, running statistics after every call), LayerNorm, RMSNorm (PyTorch's formula)
 // and GroupNorm, each option and input rank. Values within 1e-5 absolute or 1e-4 relative;

@@ -1,4 +1,4 @@
-// minidl's log_softmax against PyTorch 1.13 on the fixtures of scripts/make_fixtures.py, and
+// minidl's log_softmax against PyTorch 1.13 on the fixtures of scripts/fixtures/ops.py, and
 // a check that every fixture file belongs to a module some test compares. (Linear, Tanh,
 // ReLU, cross_entropy and SGD fixtures are compared in their own tests; the norm layers'
 // in test_fixtures_norm.cpp.) Values within 1e-5 absolute or 1e-4 relative.

@@ -17,7 +17,7 @@ namespace {
 
 using Make = std::function<std::unique_ptr<LRScheduler>(Optimizer&)>;
 
-// The constructions of scripts/fixtures_optim.py's schedule_cases, by case name.
+// The constructions of scripts/fixtures/optim.py's schedule_cases, by case name.
 const std::map<std::string, Make>& constructions() {
   static const std::map<std::string, Make> table = {
       {"linear_default", [](Optimizer& o) { return std::make_unique<LinearLR>(o); }},

@@ -30,7 +30,7 @@ TEST_CASE("Tanh and ReLU modules pass gradients back", "[nn]") {
 }
 
 TEST_CASE("Tanh and ReLU match PyTorch's fixtures", "[nn]") {
-  // scripts/make_fixtures.py, elementwise_cases: out = nn.Tanh()(x) or torch.relu(x) (exact
+  // scripts/fixtures/layers.py, activation_cases: out = nn.Tanh()(x) or torch.relu(x) (exact
   // zeros in x: the gradient there is 0), gradients of sum(out * grad_output).
   struct Spec {
     const char* name;

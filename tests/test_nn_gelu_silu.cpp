@@ -13,7 +13,7 @@ using minidl::testing::check_close;
 using minidl::testing::check_gradients;
 
 TEST_CASE("GELU and SiLU match PyTorch's fixtures, values and input gradients", "[nn][activation]") {
-  // scripts/fixtures_nn_extras.py: inputs 3 * randn with 0, +-10, -5.5, 6, 1e-3 among them;
+  // scripts/fixtures/layers.py: inputs 3 * randn with 0, +-10, -5.5, 6, 1e-3 among them;
   // gradients of sum(out * grad_output). SLEEF's erf and exp are within 1 ulp, PyTorch's own
   // vectorized erf within a few: a few float32 ulps of the largest value apart at most.
   struct Spec {

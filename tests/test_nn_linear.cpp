@@ -117,7 +117,7 @@ TEST_CASE("Linear errors name the shapes", "[nn]") {
 }
 
 TEST_CASE("Linear matches PyTorch's fixtures: output and every gradient", "[nn]") {
-  // scripts/make_fixtures.py, linear_cases: nn.Linear(in, out, bias) at PyTorch's own init,
+  // scripts/fixtures/layers.py, linear_cases: nn.Linear(in, out, bias) at PyTorch's own init,
   // out = m(x), gradients of sum(out * grad_output).
   struct Spec {
     const char* name;

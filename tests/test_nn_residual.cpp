@@ -1,5 +1,5 @@
 // Residual, mlp, PreNormBlock and PostNormBlock: PyTorch fixtures (values, gradients and
-// state_dict names of the PyTorch classes in scripts/fixtures_nn_extras.py), the lesson's
+// state_dict names of the PyTorch classes in scripts/fixtures/layers.py), the lesson's
 // worked example, finite differences and the shape errors.
 #include <catch2/catch.hpp>
 

@@ -112,7 +112,7 @@ TEST_CASE("linear computes only the gradients that are needed", "[ops][autograd]
 }
 
 TEST_CASE("matmul matches PyTorch's torch.matmul: 1-D operands, batches, broadcast batch dims", "[ops][fixtures]") {
-  // scripts/make_fixtures.py, matmul_cases: out = torch.matmul(a, b), gradients of sum(out * w).
+  // scripts/fixtures/ops.py, matmul_cases: out = torch.matmul(a, b), gradients of sum(out * w).
   const auto fixtures = minidl::testing::fixtures_of("matmul");
   CHECK(fixtures.size() == 8);
   for (const minidl::testing::Fixture& fx : fixtures) {

@@ -198,7 +198,7 @@ TEST_CASE("SGD refuses invalid options, naming the option and value", "[optim]")
 }
 
 TEST_CASE("SGD matches PyTorch's fixtures step for step", "[optim]") {
-  // scripts/make_fixtures.py, sgd_cases: p0 (3, 4) and p1 (5) trained with lr 0.1 on
+  // scripts/fixtures/optim.py, sgd_cases: p0 (3, 4) and p1 (5) trained with lr 0.1 on
   // loss = sum(a p^2) + sum(b p) over both; after each of 5 steps the gradient and the value.
   struct Spec {
     const char* name;

@@ -1,6 +1,6 @@
 #pragma once
 // PyTorch reference fixtures: tests/fixtures/<case>.safetensors, written by
-// scripts/make_fixtures.py (its docstring documents the file and tensor names). Tensors are
+// scripts/make_fixtures.py (file and tensor names: scripts/fixtures/common.py). Tensors are
 // looked up by name. Each file's header also carries "__metadata__" with the case name, the
 // module ("Linear", "BatchNorm1d", "cross_entropy", "SGD", ...) and its options as JSON, so
 // a test can walk every fixture of a module and build the module from the file's options.

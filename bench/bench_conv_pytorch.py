@@ -1,18 +1,18 @@
 #!/usr/bin/python3
-"""The PyTorch side of scripts/bench_conv_vs_pytorch.sh (Debian's python3-torch 1.13).
+"""The PyTorch side of bench/bench_conv_vs_pytorch.sh (Debian's python3-torch 1.13).
 
   layer --threads N: Conv2d forward + backward on (32, 64, 32, 32), 3x3, 64 -> 64, padding 1,
                      best of N, printed as "pytorch layer threads N  wall <ms> ms".
   cnn --norm LIST:   the digits' CNN (scripts/check_checkpoints_torch.py's cnn()) training
                      step at batch 64, 1 thread: "pytorch cnn <norm>  <us> us/step".
-The same work as bench/bench_conv; the shell script runs the two in turn and keeps minima.
+The same work as bench_conv; the shell script runs the two in turn and keeps minima.
 """
 import argparse
 import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 import torch_isa  # noqa: E402,F401  (before torch: oneDNN held to OPENBLAS_CORETYPE's instruction set)
 
 import torch  # noqa: E402

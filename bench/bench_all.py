@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs every benchmark and prints each figure beside its floor, ratio, target and verdict.
 
-Called by scripts/bench_all.sh after it has built the programs. Figures are minima over
+Called by bench/bench_all.sh after it has built the programs. Figures are minima over
 repeats; a figure and its floor are taken in turn (in one process where they can be, else
 the processes interleaved), so a change in the machine's load touches both alike. The
 machine, the load average and OpenBLAS's core type (from OPENBLAS_VERBOSE=2) come first.
@@ -15,9 +15,10 @@ import sys
 import tempfile
 import time
 
-import torch_isa  # PyTorch's runs (its children) held to OPENBLAS_CORETYPE's instruction set
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import torch_isa  # noqa: E402  PyTorch's runs (its children) held to OPENBLAS_CORETYPE's instruction set
+
 PYTHON = "/usr/bin/python3"  # Debian's, with torch
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -94,7 +95,7 @@ def bench_lesson(build, args):
 
 
 def pytorch_lesson(opts):
-    out = run([PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "lesson"] + opts, ONE_THREAD)
+    out = run([PYTHON, os.path.join(ROOT, "bench", "bench_pytorch.py"), "lesson"] + opts, ONE_THREAD)
     m = re.search(r"pytorch lesson ([\d.]+) ms wall, ([\d.]+) us/step", out)
     return float(m.group(1)), float(m.group(2))
 
@@ -192,7 +193,7 @@ def parse_norm(out):
 
 def norm_rows(table, build, repeats, with_torch):
     ours = parse_norm(run([os.path.join(build, "bench", "bench_norm"), "--threads", "1", "--repeats", str(repeats)]))
-    theirs = parse_norm(run([PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "norm", "--repeats",
+    theirs = parse_norm(run([PYTHON, os.path.join(ROOT, "bench", "bench_pytorch.py"), "norm", "--repeats",
                              str(repeats)], ONE_THREAD)) if with_torch else {}
     for (shape, layer), (ms, copy_fraction) in ours.items():
         large = not shape.startswith("[64, 64]")  # the lesson's (64, 64) is all fixed cost
@@ -206,9 +207,9 @@ def norm_rows(table, build, repeats, with_torch):
 
 
 def conv_rows(table, build, repeats, with_torch):
-    """Conv2d's layer and the digits' CNN step (bench/bench_conv; scripts/bench_conv_pytorch.py), 1 thread."""
+    """Conv2d's layer and the digits' CNN step (bench_conv; bench_conv_pytorch.py), 1 thread."""
     conv = [os.path.join(build, "bench", "bench_conv"), "--threads", "1", "--repeats", str(repeats)]
-    torch_cmd = [PYTHON, os.path.join(ROOT, "scripts", "bench_conv_pytorch.py"), "--repeats", str(repeats)]
+    torch_cmd = [PYTHON, os.path.join(ROOT, "bench", "bench_conv_pytorch.py"), "--repeats", str(repeats)]
     ours = run(conv + ["--what", "layer"]) + run(conv + ["--what", "cnn"])
     theirs = run(torch_cmd + ["layer"], ONE_THREAD) + run(torch_cmd + ["cnn"], ONE_THREAD) if with_torch else ""
     conv_layer_rows(table, ours, theirs, 1, "cpu")
@@ -326,7 +327,7 @@ def process_rows(table, build, repeats, log, lesson_fig, with_torch):
     if os.path.exists(torch_cpp):
         commands["torch_cpp"] = [torch_cpp, "--threads", "1"]
     if with_torch:
-        commands["torch_py"] = [PYTHON, os.path.join(ROOT, "scripts", "bench_pytorch.py"), "process"]
+        commands["torch_py"] = [PYTHON, os.path.join(ROOT, "bench", "bench_pytorch.py"), "process"]
     wall = {name: float("inf") for name in commands}
     cpu = dict(wall)
     for _ in range(repeats):  # interleaved: each repeat runs every process once

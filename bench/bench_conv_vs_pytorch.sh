@@ -2,7 +2,7 @@
 # Conv2d and the digits' CNN in minidl and in PyTorch (Debian's python3-torch), in turn:
 # each round runs every measurement once on both sides, and the minimum over rounds is kept
 # (other processes load the machine; a minimum is the figure they disturbed least).
-#   scripts/bench_conv_vs_pytorch.sh [build dir, default build] [rounds, default 3]
+#   bench/bench_conv_vs_pytorch.sh [build dir, default build] [rounds, default 3]
 # Needs bench_conv built: cmake --build build --target bench_conv
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,10 +15,10 @@ echo "== OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(detected)}; $(lscpu | sed -n 's
 for round in $(seq "$rounds"); do
   for threads in 1 2; do
     "$build/bench/bench_conv" --what layer --threads "$threads" --repeats 2 >> "$log"
-    OMP_NUM_THREADS=$threads "$python" "$root/scripts/bench_conv_pytorch.py" layer --threads "$threads" --repeats 2 >> "$log"
+    OMP_NUM_THREADS=$threads "$python" "$root/bench/bench_conv_pytorch.py" layer --threads "$threads" --repeats 2 >> "$log"
   done
   "$build/bench/bench_conv" --what cnn --norm none,batch,group --repeats 2 >> "$log"
-  OMP_NUM_THREADS=1 "$python" "$root/scripts/bench_conv_pytorch.py" cnn --norm none,batch,group --repeats 2 >> "$log"
+  OMP_NUM_THREADS=1 "$python" "$root/bench/bench_conv_pytorch.py" cnn --norm none,batch,group --repeats 2 >> "$log"
 done
 "$build/bench/bench_conv" --what tiny --repeats 3
 # Minima over rounds, then the ratios (CPU time: steadier than wall time on a loaded machine).

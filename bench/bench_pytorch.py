@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""The PyTorch side of scripts/bench_vs_pytorch.sh (Debian's python3-torch, 1 thread).
+"""The PyTorch side of bench/bench_vs_pytorch.sh (Debian's python3-torch, 1 thread).
 
   lesson: the lesson's three runs (train 5 epochs + the two evaluations), best of N,
           printed as "pytorch lesson <ms> ms <us> us/step".
   norm:   each norm layer's forward + backward on (4096, 1024) and (256, 64, 8, 8),
-          the same cases as bench/bench_norm.
+          the same cases as bench_norm.
   process: one plain run of the lesson, for /usr/bin/time (wall and peak RSS).
 """
 import argparse
@@ -15,22 +15,23 @@ import time
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import torch_isa  # noqa: E402,F401  (before torch: oneDNN held to OPENBLAS_CORETYPE's instruction set)
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from make_fixtures import deep_net, load_digits_split  # noqa: E402  (the lesson's model, one copy)
+from fixtures.lesson import deep_net, load_digits_split  # noqa: E402  (the lesson's model, one copy)
+from fixtures.norms import RMSNormRef  # noqa: E402  (1.13 has no nn.RMSNorm)
 
 torch.set_num_threads(1)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NORMS = {"none": None, "batch": nn.BatchNorm1d, "layer": nn.LayerNorm}
 
 
 def load(data_dir):
-    """X_train, y_train, X_val, y_val: make_fixtures' split in the order lesson() takes."""
+    """X_train, y_train, X_val, y_val: fixtures.lesson's split in the order lesson() takes."""
     X_train, X_val, y_train, y_val = load_digits_split(data_dir)
     return X_train, y_train, X_val, y_val
 
@@ -74,8 +75,7 @@ def norm_cases(shape):
     groups = 32 if len(shape) == 2 and c >= 1024 else 8  # the lesson's (64, 64): 8, as digits
     bn = nn.BatchNorm1d(c) if len(shape) == 2 else nn.BatchNorm2d(c)
     return [("BatchNorm", bn), ("LayerNorm", nn.LayerNorm(rest)),
-            ("RMSNorm", lambda x, w=torch.randn(rest, requires_grad=True):
-             x * torch.rsqrt(x.pow(2).mean(dim=tuple(range(1, x.dim())), keepdim=True) + 1.1920929e-07) * w),
+            ("RMSNorm", RMSNormRef(rest)),
             ("GroupNorm", nn.GroupNorm(groups, c))]
 
 

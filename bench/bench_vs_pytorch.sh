@@ -2,7 +2,7 @@
 # The lesson in minidl and in PyTorch (Debian's python3-torch), one thread each, in one go:
 # train + evaluate times and their ratio, then each whole process under /usr/bin/time -v
 # (wall and peak RSS), then the norm layers on both sides.
-#   scripts/bench_vs_pytorch.sh [build dir, default build] [repeats, default 5]
+#   bench/bench_vs_pytorch.sh [build dir, default build] [repeats, default 5]
 # Needs the programs built with the benchmarks on (the default): cmake --build build --target digits bench_lesson bench_norm
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,7 @@ echo "== $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores, load ave
 echo "== the lesson (3 runs: train + evaluate), 1 thread, best of $repeats"
 ours=$("$build/bench/bench_lesson" --threads 1 --repeats "$repeats")
 echo "$ours"
-theirs=$("$python" "$root/scripts/bench_pytorch.py" lesson --repeats "$repeats")
+theirs=$("$python" "$root/bench/bench_pytorch.py" lesson --repeats "$repeats")
 echo "$theirs"
 minidl=$(awk '$1 == "lesson" {print $3, $13}' <<< "$ours")  # wall ms, cpu ms
 torch=$(awk '{print $3, $9}' <<< "$theirs")
@@ -31,8 +31,8 @@ peak() {  # runs "$@" under /usr/bin/time -v; prints wall seconds and peak RSS
 echo "== whole processes (the lesson's three runs)"
 echo "minidl digits --threads 1:           $(peak "$build/examples/digits/digits" --threads 1 --quiet)"
 echo "minidl digits (runs on all cores):   $(peak env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$build/examples/digits/digits" --quiet)"
-echo "PyTorch (python3 + torch, 1 thread): $(peak "$python" "$root/scripts/bench_pytorch.py" process)"
+echo "PyTorch (python3 + torch, 1 thread): $(peak "$python" "$root/bench/bench_pytorch.py" process)"
 
 echo "== norm layers, forward + backward, 1 thread"
 "$build/bench/bench_norm" --threads 1 --repeats "$repeats"
-"$python" "$root/scripts/bench_pytorch.py" norm --repeats "$repeats"
+"$python" "$root/bench/bench_pytorch.py" norm --repeats "$repeats"

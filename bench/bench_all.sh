@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark figure side by side with its floor, ratio, target and whether it is met,
 # and the machine (CPU, OpenBLAS core type). Builds what it needs first (benchmarks on).
-#   bash scripts/bench_all.sh [--build DIR] [--repeats N] [--quick] [--markdown]
-#   OPENBLAS_CORETYPE=Haswell bash scripts/bench_all.sh   # another OpenBLAS kernel
+#   bash bench/bench_all.sh [--build DIR] [--repeats N] [--quick] [--markdown]
+#   OPENBLAS_CORETYPE=Haswell bash bench/bench_all.sh   # another OpenBLAS kernel
 # --markdown prints the table as docs/benchmarks.md holds it. Needs Debian's python3-torch
 # for the PyTorch (Python) columns and libtorch-dev for the C++ frontend's (torch_lesson).
 set -euo pipefail
@@ -22,4 +22,4 @@ targets=(bench_lesson bench_lesson_by_hand bench_norm bench_wide bench_conv sgem
 cmake --build "$build" --target help | grep -w bench_distributed > /dev/null && targets+=(bench_distributed)  # when MPI was found
 cmake --build "$build" --target help | grep -w torch_lesson > /dev/null && targets+=(torch_lesson)  # when Torch was found
 cmake --build "$build" -j2 --target "${targets[@]}" > /dev/null
-exec /usr/bin/python3 "$root/scripts/bench_all.py" --build "$build" "${args[@]}"
+exec /usr/bin/python3 "$root/bench/bench_all.py" --build "$build" "${args[@]}"
