@@ -20,16 +20,18 @@ Tensor transpose(const Tensor& x) {
   return record(out, "Transpose", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
 }
 
-Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-  const int64_t a = std::max<int64_t>(normalize_dim(d0, x.dim()), 0),
-                b = std::max<int64_t>(normalize_dim(d1, x.dim()), 0);
-  if (a == b) return x.clone();
-  Shape shape = x.shape();
-  std::swap(shape[size_t(a)], shape[size_t(b)]);
+namespace {
+
+// out[i_0, ..., i_{r-1}] = x[...] with out's dim k being x's dim order[k]: a copy that walks
+// the output in order while the input index moves by x's stride of each output dim.
+Tensor permuted_copy(const Tensor& x, const std::vector<int64_t>& order) {
+  const Shape x_strides = contiguous_strides(x.shape());
+  Shape shape, in_strides;  // the output's shape, and x's stride along each output dim
+  for (int64_t d : order) {
+    shape.push_back(x.size(d));
+    in_strides.push_back(x_strides[size_t(d)]);
+  }
   Tensor out = Tensor::empty(shape);
-  // Walk the output in order; the input index moves by x's stride of the output's dim.
-  Shape in_strides = contiguous_strides(x.shape());
-  std::swap(in_strides[size_t(a)], in_strides[size_t(b)]);
   const int64_t rank = x.dim(), count = out.numel();
   Shape index(size_t(rank), 0);
   const float* in = x.data();
@@ -44,7 +46,46 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
       index[size_t(d)] = 0;
     }
   }
-  return record(out, "Transpose", {x}, [a, b](const Tensor& g) -> std::vector<Tensor> { return {transpose(g, a, b)}; });
+  return out;
+}
+
+std::vector<int64_t> identity_order(int64_t rank) {
+  std::vector<int64_t> order(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) order[size_t(d)] = d;
+  return order;
+}
+
+}  // namespace
+
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  const int64_t a = std::max<int64_t>(normalize_dim(d0, x.dim()), 0),
+                b = std::max<int64_t>(normalize_dim(d1, x.dim()), 0);
+  if (a == b) return x.clone();
+  std::vector<int64_t> order = identity_order(x.dim());
+  std::swap(order[size_t(a)], order[size_t(b)]);
+  return record(permuted_copy(x, order), "Transpose", {x},
+                [a, b](const Tensor& g) -> std::vector<Tensor> { return {transpose(g, a, b)}; });
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  const auto dims_text = [&] {
+    std::string text;
+    for (int64_t d : dims) text += cat(text.empty() ? "" : ", ", d);
+    return "[" + text + "]";
+  };
+  if (int64_t(dims.size()) != x.dim())
+    throw Error(cat("permute: expected one dim per dim of the input, got dims ", dims_text(), " for shape ",
+                    to_string(x.shape())));
+  std::vector<int64_t> order, inverse(dims.size(), -1);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const int64_t d = normalize_dim(dims[k], x.dim());
+    if (inverse[size_t(d)] >= 0)
+      throw Error(cat("permute: dims ", dims_text(), " name dim ", d, " twice (shape ", to_string(x.shape()), ")"));
+    inverse[size_t(d)] = int64_t(k);  // input dim d becomes output dim k
+    order.push_back(d);
+  }
+  return record(permuted_copy(x, order), "Permute", {x},
+                [inverse](const Tensor& g) -> std::vector<Tensor> { return {permute(g, inverse)}; });
 }
 
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& indices) {
