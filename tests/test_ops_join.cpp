@@ -106,7 +106,7 @@ TEST_CASE("narrow and slice refuse ranges outside the dim", "[ops][seqops]") {
   REQUIRE_THROWS_WITH(slice(x, 2), Contains("expected to be in range of [-2, 1], but got 2"));
 }
 
-TEST_CASE("permute reorders dims; its errors name the dims and the shape", "[ops][seqops]") {
+TEST_CASE("permute reorders dims, and its errors name the dims and the shape", "[ops][seqops]") {
   Tensor x = Tensor::arange(24).reshape({2, 3, 4});
   Tensor p = permute(x, {2, 0, 1});
   CHECK(p.shape() == Shape{4, 2, 3});

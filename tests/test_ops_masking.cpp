@@ -46,7 +46,7 @@ TEST_CASE("masked_fill refuses a mask that does not broadcast, or one of other v
                                "got 0.5 at flat index 1 of the mask of shape [3]"));
 }
 
-TEST_CASE("tril and triu keep a triangle of the last two dims; triu(ones, 1) is the causal mask", "[ops][seqops]") {
+TEST_CASE("tril and triu keep a triangle of the last two dims, and triu(ones, 1) is the causal mask", "[ops][seqops]") {
   Tensor x = Tensor::arange(1.0f, 10.0f).reshape({3, 3});
   check_close(tril(x), {1, 0, 0, 4, 5, 0, 7, 8, 9}, 0, 0);
   check_close(triu(x), {1, 2, 3, 0, 5, 6, 0, 0, 9}, 0, 0);
