@@ -6,7 +6,7 @@
 
 namespace {
 
-std::mutex log_mutex;  // guards active_log
+std::mutex log_mutex;                                        // guards active_log
 std::vector<minidl::bench::GemmCall>* active_log = nullptr;  // the live recorder's, or null
 
 void record(const minidl::bench::GemmCall& call) {

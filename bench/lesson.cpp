@@ -50,8 +50,7 @@ LessonData load_lesson_data(const std::string& dir) {
   const Tensor images = Tensor::from_vector(pixels, {rows, 64}), targets = Tensor::from_vector(labels, {rows});
   const std::vector<int64_t> train = read_indices(dir + "/digits_train_indices.txt");
   const std::vector<int64_t> val = read_indices(dir + "/digits_test_indices.txt");
-  return {select_rows(images, train), select_rows(targets, train), select_rows(images, val),
-          select_rows(targets, val)};
+  return {select_rows(images, train), select_rows(targets, train), select_rows(images, val), select_rows(targets, val)};
 }
 
 Norm parse_norm(const std::string& name) {
@@ -76,9 +75,9 @@ std::shared_ptr<nn::Sequential> lesson_net(Norm norm, Generator& gen) {
 std::shared_ptr<nn::Sequential> lesson_cnn(Norm norm, Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   model->push_back(std::make_shared<nn::Unflatten>(1, Shape{1, 8, 8}));
-  for (const nn::Conv2dOptions& conv : {nn::Conv2dOptions(1, 16, 3).padding(1),
-                                        nn::Conv2dOptions(16, 32, 3).stride(2).padding(1),
-                                        nn::Conv2dOptions(32, 32, 3).padding(1)}) {
+  for (const nn::Conv2dOptions& conv :
+       {nn::Conv2dOptions(1, 16, 3).padding(1), nn::Conv2dOptions(16, 32, 3).stride(2).padding(1),
+        nn::Conv2dOptions(32, 32, 3).padding(1)}) {
     model->push_back(std::make_shared<nn::Conv2d>(conv, gen));
     if (norm != Norm::None) model->push_back(cnn_norm(norm, conv.out_channels));
     model->push_back(std::make_shared<nn::ReLU>());

@@ -38,9 +38,9 @@ struct LessonRun {
   Norm norm = Norm::None;
   int64_t batch_size = 64;
   int64_t epochs = 5;
-  double lr = 0.05;          // SGD without momentum
-  uint64_t seed = 0;         // seeds the init and the shuffling
-  int64_t stats_every = 0;   // > 0: a StatsRecorder on every tanh and weight, every N-th step
+  double lr = 0.05;         // SGD without momentum
+  uint64_t seed = 0;        // seeds the init and the shuffling
+  int64_t stats_every = 0;  // > 0: a StatsRecorder on every tanh and weight, every N-th step
 };
 
 /// Trains lesson_net(norm) with SGD on shuffled batches, evaluating on the
