@@ -1,5 +1,5 @@
 // cat, stack, split, chunk, narrow, slice, permute, and matmul on attention's shapes: values,
-// errors, PyTorch's fixtures (scripts/fixtures_sequence.py) and finite differences. These ops
+// errors, PyTorch's fixtures (scripts/fixtures/sequence.py) and finite differences. These ops
 // only copy, so values and gradients match the fixtures exactly.
 #include "support/check.hpp"
 #include "support/fixture_calls.hpp"

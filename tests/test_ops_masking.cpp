@@ -1,5 +1,5 @@
 // masked_fill, tril and triu: values, broadcasting, errors, PyTorch's fixtures
-// (scripts/fixtures_sequence.py) and finite differences.
+// (scripts/fixtures/sequence.py) and finite differences.
 #include <cmath>
 
 #include "support/check.hpp"

@@ -1,6 +1,6 @@
 // multinomial (tested for its distribution: minidl's Generator cannot replay PyTorch's
 // stream), topk and top_k_filter: values, errors, PyTorch's fixtures
-// (scripts/fixtures_sequence.py) and finite differences.
+// (scripts/fixtures/sequence.py) and finite differences.
 #include <cmath>
 #include <set>
 

@@ -1,4 +1,4 @@
-// softmax: values, a fully masked row, PyTorch's fixtures (scripts/fixtures_sequence.py) and
+// softmax: values, a fully masked row, PyTorch's fixtures (scripts/fixtures/sequence.py) and
 // finite differences.
 #include <cmath>
 

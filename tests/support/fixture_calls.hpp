@@ -1,5 +1,5 @@
 #pragma once
-// Fixtures of ops with several inputs or several outputs (scripts/fixtures_sequence.py):
+// Fixtures of ops with several inputs or several outputs (scripts/fixtures/sequence.py):
 // inputs `input` or `input0`, `input1`, ...; outputs `output` or `output0`, ... each with its
 // `grad_output<i>`; gradients of the sum over outputs of sum(output_i * grad_output_i).
 #include <cmath>
