@@ -64,6 +64,7 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "permute",
       "matmul_attention",  // test_ops_join.cpp
       "topk",              // test_ops_sampling.cpp
+      "embedding",         // test_embedding.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);
