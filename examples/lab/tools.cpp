@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "minidl/tensor/error.hpp"
 
@@ -182,6 +184,13 @@ std::string markdown_table(const std::vector<std::string>& header, const std::ve
     table += "\n";
   }
   return table;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 bool gnuplot_available() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
