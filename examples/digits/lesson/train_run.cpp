@@ -142,23 +142,22 @@ std::string figure_text(double value, int decimals) {
 }
 
 std::string summary_line(const RunResult& result) {
+  const std::string name = display_name(result.norm, result.arch);
   char line[160];
-  if (!result.ok()) {
-    const bool at_a_step = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
-    const char* what = result.interrupted ? "interrupted" : result.diverged ? "diverged after its last step" : "failed";
-    if (!at_a_step) {
-      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm, result.arch).c_str(), what);
-      return line;
-    }
+  if (result.ok()) {
+    std::snprintf(line, sizeof line, "%-17s training loss %s   val accuracy %s", name.c_str(),
+                  figure_text(result.train_loss).c_str(), figure_text(result.val_accuracy).c_str());
+  } else if (!result.curve.empty() && !std::isfinite(result.curve.back().loss)) {  // at a step
     const StepLoss& last = result.curve.back();
-    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld",
-                  display_name(result.norm, result.arch).c_str(), non_finite_text(last.loss).c_str(),
-                  static_cast<long long>(last.epoch), static_cast<long long>(last.step));
-    return line;
+    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", name.c_str(),
+                  non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
+                  static_cast<long long>(last.step));
+  } else {
+    std::snprintf(line, sizeof line, "%-17s %s", name.c_str(),
+                  result.interrupted ? "interrupted"
+                  : result.diverged  ? "diverged after its last step"
+                                     : "failed");
   }
-  std::snprintf(line, sizeof line, "%-17s training loss %s   val accuracy %s",
-                display_name(result.norm, result.arch).c_str(), figure_text(result.train_loss).c_str(),
-                figure_text(result.val_accuracy).c_str());
   return line;
 }
 
