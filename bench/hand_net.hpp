@@ -164,6 +164,34 @@ class HandNet {
     return l;
   }
 
+  // tanh's backward and the bias gradient below it in one pass: dpre = dout * (1 - y^2)
+  // (rows, cols), y = tanh's output, and, when dbias is not null, dbias = column_sums(dpre),
+  // the same bits as the two apart (the framework's TanhBackward, then sum_to_shape).
+  static void tanh_backward_column_sums(float* dpre, float* dbias, const float* dout, const float* y, int64_t rows,
+                                        int64_t cols) {
+    constexpr int64_t kBlock = 256;  // as column_sums: each column summed over the rows in order
+    for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
+      const int64_t width = std::min(kBlock, cols - j0);
+      double acc[kBlock];  // (width): only these are cleared, not all 256 of a narrow layer
+      std::fill_n(acc, width, 0.0);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t at = i * cols + j0;
+        if (dpre == dout) {  // in place: a loop of its own, as one that could alias would not vectorize
+          for (int64_t j = 0; j < width; ++j) dpre[at + j] *= 1.0f - y[at + j] * y[at + j];
+        } else {
+          for (int64_t j = 0; j < width; ++j) {
+            const float yj = y[at + j];
+            dpre[at + j] = dout[at + j] * (1.0f - yj * yj);
+          }
+        }
+        if (dbias)
+          for (int64_t j = 0; j < width; ++j) acc[j] += double(dpre[at + j]);
+      }
+      if (dbias)
+        for (int64_t j = 0; j < width; ++j) dbias[j0 + j] = float(acc[j]);
+    }
+  }
+
   static bool has_norm(const Layer& l) { return l.norm != Norm::None; }
 
   static kernels::NormStats stats(Layer& l) { return {l.mean.data(), l.mean_rest.data(), l.rstd.data()}; }
@@ -253,9 +281,8 @@ class HandNet {
       Layer& l = layers_[i];
       float* dbias = l.bias.defined() ? l.dbias.data() : nullptr;
       if (l.tanh) {  // through tanh into `other`, with the bias's column sums when no norm follows
-        timed(Part::TanhBackward, [&] {
-          kernels::tanh_backward_column_sums(other, has_norm(l) ? nullptr : dbias, g, l.y.data(), rows, l.out);
-        });
+        timed(Part::TanhBackward,
+              [&] { tanh_backward_column_sums(other, has_norm(l) ? nullptr : dbias, g, l.y.data(), rows, l.out); });
         std::swap(g, other);
       }
       if (has_norm(l)) {

@@ -1,9 +1,8 @@
 // kernels::column_sums, the Linear bias gradient: against a double loop written here and
 // bit for bit against sum_to_shape, on widths below, at and across its 256-column blocks;
-// add_row_to_rows, its forward; and tanh_backward_column_sums.
+// and add_row_to_rows, its forward.
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -49,17 +48,4 @@ TEST_CASE("add_row_to_rows after sgemm gives the bits of sgemm onto rows that st
     INFO("rows " << rows << ", cols " << cols << ", k " << k);
     for (size_t i = 0; i < added.size(); ++i) REQUIRE(added[i] == addmm[i]);
   }
-}
-
-TEST_CASE("tanh_backward_column_sums is tanh's backward then column_sums", "[kernels]") {
-  Generator gen(9);
-  const Tensor dout = Tensor::randn({70, 300}, gen), y = tanh(Tensor::randn({70, 300}, gen));
-  std::vector<float> dpre(70 * 300), dbias(300), plain(70 * 300), plain_bias(300);
-  minidl::kernels::tanh_backward_column_sums(dpre.data(), dbias.data(), dout.data(), y.data(), 70, 300);
-  const float* g = dout.data();
-  const float* yv = y.data();
-  for (size_t i = 0; i < plain.size(); ++i) plain[i] = g[i] * (1.0f - yv[i] * yv[i]);
-  minidl::kernels::column_sums(plain.data(), 70, 300, plain_bias.data());
-  CHECK(std::memcmp(dpre.data(), plain.data(), plain.size() * sizeof(float)) == 0);
-  CHECK(std::memcmp(dbias.data(), plain_bias.data(), plain_bias.size() * sizeof(float)) == 0);
 }

@@ -80,38 +80,36 @@ void print_progress(const lesson::EpochReport& r) {
   std::cerr << line << std::flush;
 }
 
-// One training run: a norm and a seed.
-struct RunSpec {
-  NormKind norm;
-  uint64_t seed;
-  size_t init;  // index into the norms' initial weights
-};
-
-// Every norm once per seed, grouped by norm in the order asked for, seeds in their order.
-std::vector<RunSpec> run_specs(const Settings& s) {
-  std::vector<RunSpec> specs;
+// The runs: every norm once per seed, grouped by norm in the order asked for, seeds in their order.
+std::vector<lesson::TrainOptions> run_options(const Settings& s,
+                                              const std::vector<std::optional<nn::StateDict>>& inits) {
+  std::vector<lesson::TrainOptions> runs;
   for (size_t n = 0; n < s.norms.size(); ++n)
-    for (uint64_t seed : s.seeds) specs.push_back({s.norms[n], seed, n});
-  return specs;
+    for (uint64_t seed : s.seeds) {
+      runs.push_back(s.train);
+      runs.back().norm = s.norms[n];
+      runs.back().seed = seed;
+      runs.back().init = inits[n];
+    }
+  return runs;
 }
 
 // The runs' indices, those with a norm layer (the longer ones) first: on 2 cores the
 // lesson's none, batch, layer then end when the longest does, not one run after it.
-std::vector<size_t> longest_first(const std::vector<RunSpec>& specs) {
-  std::vector<size_t> order(specs.size());
+std::vector<size_t> longest_first(const std::vector<lesson::TrainOptions>& runs) {
+  std::vector<size_t> order(runs.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return specs[i].norm != NormKind::None; });
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return runs[i].norm != NormKind::None; });
   return order;
 }
 
 // Trains every run that was not refused, up to s.jobs at once, each on its own thread. A run
 // owns its generators (init and shuffling), so the results equal those of running them one
 // by one. A run that throws is reported in its result; the others go on.
-std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<RunSpec>& specs,
+std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<lesson::TrainOptions>& runs,
                                          const data::DigitsSplit& data,
-                                         const std::vector<std::optional<nn::StateDict>>& inits,
                                          const std::vector<std::optional<std::string>>& refused) {
-  std::vector<lesson::RunResult> results(specs.size());
+  std::vector<lesson::RunResult> results(runs.size());
   std::mutex print;
   lesson::EpochCallback progress;
   if (!s.quiet)
@@ -120,17 +118,14 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<Ru
       print_progress(r);
     };
   const int threads_per_run = s.threads.value_or(s.jobs > 1 ? 1 : get_num_threads());
-  const std::vector<size_t> order = longest_first(specs);
+  const std::vector<size_t> order = longest_first(runs);
   std::atomic<size_t> next{0};
-  const int workers = std::min<int>(s.jobs, int(specs.size()));
+  const int workers = std::min<int>(s.jobs, int(runs.size()));
   auto worker = [&] {
     set_num_threads(threads_per_run);  // OpenMP's count is per thread: set it on this one
     for (size_t k; (k = next++) < order.size();) {
       const size_t i = order[k];
-      lesson::TrainOptions options = s.train;
-      options.norm = specs[i].norm;
-      options.seed = specs[i].seed;
-      options.init = inits[specs[i].init];
+      const lesson::TrainOptions& options = runs[i];
       lesson::RunResult& result = results[i];
       try {
         if (refused[i]) throw UsageError(*refused[i]);
@@ -185,18 +180,15 @@ int run(Settings s) {
   if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, examples, s.train.epochs);
   const int64_t steps = check_against_data(s, examples);
   if (!s.stats.empty()) s.train.stats_every = s.stats_every > 0 ? s.stats_every : lesson::default_stats_every(steps);
-  std::vector<std::optional<nn::StateDict>> inits = read_inits(s);
+  s.train.stop = &stop_requested();
+  const std::vector<lesson::TrainOptions> runs = run_options(s, read_inits(s));
 
   // Runs that cannot train are refused now, before anything trains; if no run is left the
   // whole invocation is a usage error.
-  const std::vector<RunSpec> specs = run_specs(s);
-  std::vector<std::optional<std::string>> refused(specs.size());
+  std::vector<std::optional<std::string>> refused(runs.size());
   size_t trainable = 0;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    lesson::TrainOptions options = s.train;
-    options.norm = specs[i].norm;
-    options.seed = specs[i].seed;
-    refused[i] = lesson::refusal(options, examples);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    refused[i] = lesson::refusal(runs[i], examples);
     trainable += !refused[i];
   }
   if (trainable == 0) throw UsageError(*refused.front());
@@ -209,8 +201,7 @@ int run(Settings s) {
   for (const std::optional<std::string>& why : refused)
     if (why && s.print) std::cerr << "digits: " << *why << std::endl;
 
-  s.train.stop = &stop_requested();
-  const std::vector<lesson::RunResult> results = train_all(s, specs, data, inits, refused);
+  const std::vector<lesson::RunResult> results = train_all(s, runs, data, refused);
   const bool printed = !s.print || print_results(s, results);
   bool failed = !printed;
   for (size_t i = 0; i < results.size(); ++i) {

@@ -224,17 +224,16 @@ struct Line {
 lesson::TrainerSetup read_trainer(const Line& line) {
   using lesson::OptimizerKind, lesson::ScheduleKind;
   lesson::TrainerSetup t;
-  const auto optimizer_name = [](OptimizerKind k) { return lesson::short_name(k); };
+  const auto name_of = [](auto kind) { return lesson::short_name(kind); };
   t.optimizer =
-      named(line.text("optimizer"), {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW}, optimizer_name,
+      named(line.text("optimizer"), {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW}, name_of,
             cat("--optimizer: unknown optimizer \"", line.text("optimizer"), "\" (choose sgd, adam or adamw)"));
   if (line.given("momentum")) t.momentum = line.real("momentum");
   if (line.given("weight-decay")) t.weight_decay = line.real("weight-decay");
   if (line.given("betas")) t.betas = parse_betas(line.text("betas"));
   t.warmup = line.whole("warmup", 0);
-  const auto schedule_name = [](ScheduleKind k) { return lesson::short_name(k); };
   t.schedule =
-      named(line.text("schedule"), {ScheduleKind::Constant, ScheduleKind::Cosine, ScheduleKind::Step}, schedule_name,
+      named(line.text("schedule"), {ScheduleKind::Constant, ScheduleKind::Cosine, ScheduleKind::Step}, name_of,
             cat("--schedule: unknown schedule \"", line.text("schedule"), "\" (choose constant, cosine or step)"));
   if (line.given("clip")) t.clip = line.real("clip");
   const bool sgd = t.optimizer == OptimizerKind::Sgd;

@@ -48,7 +48,7 @@ struct Job {
 
 // Inconclusive: a figure the rule compares sits within its margin of a threshold, and the
 // verdict would differ on either side. NotRun: what the experiment needs is missing from this
-// build (it says what in Outcome::why).
+// build (it says what in Decision::why).
 enum class Verdict { Held, HeldPartly, DidNotHold, Inconclusive, NotRun };
 // "held", "held partly", "did not hold", "inconclusive", "not run"
 std::string verdict_text(Verdict verdict);
@@ -59,12 +59,16 @@ struct Decision {
   std::string why;
 };
 
+/// What an experiment shows of its records.
+struct Description {
+  std::string table;                    // Markdown
+  std::vector<std::string> pictures{};  // PNG file names in the output directory
+};
+
 /// What an experiment concludes from its records.
 struct Outcome {
-  std::string table;                  // Markdown
-  std::vector<std::string> pictures;  // PNG file names in the output directory
-  Verdict verdict = Verdict::DidNotHold;
-  std::string why;  // the figures the rule looked at
+  Description description;
+  Decision decision;
 };
 
 /// What experiments see: the settings and the lesson's data.
@@ -73,13 +77,22 @@ struct Context {
   const data::DigitsSplit& data;
 };
 
+/// Who an experiment is: what the report and `lab list` say of it before any set-up.
+struct About {
+  std::string name;    // on the command line and in file names
+  std::string title;   // the report's heading
+  std::string claim;   // the lesson's claim, paraphrased
+  std::string source;  // which lesson text makes it
+};
+
 class Experiment {
  public:
+  explicit Experiment(About about) : about_(std::move(about)) {}
   virtual ~Experiment() = default;
-  virtual std::string name() const = 0;    // on the command line and in file names
-  virtual std::string title() const = 0;   // the report's heading
-  virtual std::string claim() const = 0;   // the lesson's claim, paraphrased
-  virtual std::string source() const = 0;  // which lesson text makes it
+  const std::string& name() const { return about_.name; }
+  const std::string& title() const { return about_.title; }
+  const std::string& claim() const { return about_.claim; }
+  const std::string& source() const { return about_.source; }
   virtual std::string setup(const Settings& settings) const = 0;
   virtual std::string rule() const = 0;  // how the verdict is computed, stated before the numbers
   virtual std::vector<Job> plan(const Context& context) const = 0;
@@ -88,17 +101,15 @@ class Experiment {
   /// The verdict by rule() from the records of all jobs (in plan order); draws nothing, so the
   /// tests judge constructed records with it.
   virtual Decision decide(const std::vector<Record>& records, const Settings& settings) const = 0;
-  /// The table and pictures of the records (pictures drawn into settings.out_dir); the verdict
-  /// and why are left to decide().
-  virtual Outcome describe(const std::vector<Record>& records, const Settings& settings) const = 0;
-  /// describe()'s table and pictures with decide()'s verdict.
+  /// The table and pictures of the records (pictures drawn into settings.out_dir).
+  virtual Description describe(const std::vector<Record>& records, const Settings& settings) const = 0;
+  /// describe() and decide() together.
   Outcome judge(const std::vector<Record>& records, const Settings& settings) const {
-    Outcome out = describe(records, settings);
-    const Decision decision = decide(records, settings);
-    out.verdict = decision.verdict;
-    out.why = decision.why;
-    return out;
+    return {describe(records, settings), decide(records, settings)};
   }
+
+ private:
+  About about_;
 };
 
 }  // namespace minidl::lab

@@ -74,7 +74,7 @@ int run(const Command& command) {
     const Outcome outcome = experiments[k]->judge(mine, s);
     const size_t number = size_t(std::find(known.begin(), known.end(), experiments[k]) - known.begin()) + 1;
     write_experiment(*experiments[k], number, s, mine, outcome);
-    std::printf("%-18s %s\n", experiments[k]->name().c_str(), verdict_text(outcome.verdict).c_str());
+    std::printf("%-18s %s\n", experiments[k]->name().c_str(), verdict_text(outcome.decision.verdict).c_str());
   }
   const std::string timing =
       cat("The last run (", jobs.size(), " runs, seeds ", lesson::seeds_text(s.seeds), s.quick ? ", --quick" : "", ", ",

@@ -54,10 +54,11 @@ void check_writable(const std::string& dir) {
   fs::remove(probe, error);
 }
 
-std::string first_existing(const std::vector<fs::path>& candidates, const std::string& file, const std::string& what) {
-  for (const fs::path& dir : candidates)
-    if (fs::exists(dir / file)) return dir.lexically_normal().string();
-  throw UsageError(cat("cannot find ", what, ": pass ", what == "the digits data" ? "--data" : "--out", " DIR"));
+// The project's data, where the program was built from.
+std::string default_data_dir() {
+  const fs::path dir(MINIDL_DATA_DIR);
+  if (!fs::exists(dir / "digits.csv")) throw UsageError("cannot find the digits data: pass --data DIR");
+  return dir.lexically_normal().string();
 }
 
 }  // namespace
@@ -88,8 +89,7 @@ Command parse_command(int argc, char** argv) {
   if (s.quick) s.seeds.resize(1);
   s.jobs = args.count("jobs") ? parse_jobs(args["jobs"].as<std::string>())
                               : int(std::max(1u, std::thread::hardware_concurrency()));
-  s.data_dir = args.count("data") ? args["data"].as<std::string>()
-                                  : first_existing({MINIDL_DATA_DIR}, "digits.csv", "the digits data");
+  s.data_dir = args.count("data") ? args["data"].as<std::string>() : default_data_dir();
   s.out_dir = args.count("out") ? args["out"].as<std::string>() : std::string(MINIDL_LAB_OUT_DIR);
   check_writable(s.out_dir);
   return command;

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
@@ -24,27 +23,20 @@ void write_file(const fs::path& path, const std::string& text) {
   fs::rename(temporary, path);
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 constexpr const char* kVerdictMark = "<!-- verdict: ";
 
 }  // namespace
 
 std::string section_markdown(const Experiment& e, size_t number, const Settings& s, const Outcome& outcome) {
-  std::string md = cat(kVerdictMark, verdict_text(outcome.verdict), " -->\n");
+  std::string md = cat(kVerdictMark, verdict_text(outcome.decision.verdict), " -->\n");
   md += cat("## ", number, ". ", e.title(), "\n\n");
   md += cat("**Claim** (", e.source(), "): ", e.claim(), "\n\n");
   md += cat("**Set-up**: ", e.setup(s), " Seeds ", lesson::seeds_text(e.seeds_used(s)), s.quick ? " (--quick)" : "",
             "; `lab run ", e.name(), "`; every run's figures in [", e.name(), ".csv](", e.name(), ".csv).\n\n");
   md += cat("**Rule** (fixed before the numbers): ", e.rule(), "\n\n");
-  md += outcome.table + "\n";
-  for (const std::string& png : outcome.pictures) md += cat("![", e.name(), "](", png, ")\n\n");
-  md += cat("**Verdict: ", verdict_text(outcome.verdict), "**. ", outcome.why, "\n");
+  md += outcome.description.table + "\n";
+  for (const std::string& png : outcome.description.pictures) md += cat("![", e.name(), "](", png, ")\n\n");
+  md += cat("**Verdict: ", verdict_text(outcome.decision.verdict), "**. ", outcome.decision.why, "\n");
   return md;
 }
 

@@ -77,6 +77,9 @@ std::vector<std::string> grid_header(const std::string& first, const std::string
                                      const std::vector<double>& values);
 std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
+/// The whole file as text; "" when it cannot be read.
+std::string read_file(const std::string& path);
+
 /// True when `gnuplot --version` runs.
 bool gnuplot_available();
 /// Runs gnuplot on script (which refers to its output as the PNG named) in out_dir, writing

@@ -9,12 +9,6 @@ namespace minidl::kernels {
 /// bits as sum_to_shape); the loop runs across columns, so it vectorizes.
 void column_sums(const float* in, int64_t rows, int64_t cols, float* out);
 
-/// tanh's backward and the bias gradient below it in one pass: dpre = dout * (1 - y^2)
-/// (rows, cols), y = tanh's output, and, when dbias is not null, dbias = column_sums(dpre),
-/// the same bits as the two apart.
-void tanh_backward_column_sums(float* dpre, float* dbias, const float* dout, const float* y, int64_t rows,
-                               int64_t cols);
-
 /// matrix[i * cols + j] += row[j] for every row i: a Linear's bias onto the product x W^T
 /// that sgemm wrote with beta 0. One rounding, fl(product + bias), as PyTorch's addmm (the
 /// bias copied into the rows, sgemm with beta 1) where sgemm sums K in one block, as it

@@ -26,6 +26,13 @@ constexpr uint64_t kDropoutStreamSalt = 0x9E3779B97F4A7C15ULL;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// A float's 9 significant digits: exact, so the file reads back the same bits.
+std::string exact(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
 // "nan", "inf", "-inf" (printf and iostreams may write "-nan").
 std::string non_finite_text(float value) {
   if (std::isnan(value)) return "nan";
@@ -135,23 +142,22 @@ std::string figure_text(double value, int decimals) {
 }
 
 std::string summary_line(const RunResult& result) {
+  const std::string name = display_name(result.norm, result.arch);
   char line[160];
-  if (!result.ok()) {
-    const bool at_a_step = !result.curve.empty() && !std::isfinite(result.curve.back().loss);
-    const char* what = result.interrupted ? "interrupted" : result.diverged ? "diverged after its last step" : "failed";
-    if (!at_a_step) {
-      std::snprintf(line, sizeof line, "%-17s %s", display_name(result.norm, result.arch).c_str(), what);
-      return line;
-    }
+  if (result.ok()) {
+    std::snprintf(line, sizeof line, "%-17s training loss %s   val accuracy %s", name.c_str(),
+                  figure_text(result.train_loss).c_str(), figure_text(result.val_accuracy).c_str());
+  } else if (!result.curve.empty() && !std::isfinite(result.curve.back().loss)) {  // at a step
     const StepLoss& last = result.curve.back();
-    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld",
-                  display_name(result.norm, result.arch).c_str(), non_finite_text(last.loss).c_str(),
-                  static_cast<long long>(last.epoch), static_cast<long long>(last.step));
-    return line;
+    std::snprintf(line, sizeof line, "%-17s diverged: loss %s at epoch %lld, step %lld", name.c_str(),
+                  non_finite_text(last.loss).c_str(), static_cast<long long>(last.epoch),
+                  static_cast<long long>(last.step));
+  } else {
+    std::snprintf(line, sizeof line, "%-17s %s", name.c_str(),
+                  result.interrupted ? "interrupted"
+                  : result.diverged  ? "diverged after its last step"
+                                     : "failed");
   }
-  std::snprintf(line, sizeof line, "%-17s training loss %s   val accuracy %s",
-                display_name(result.norm, result.arch).c_str(), figure_text(result.train_loss).c_str(),
-                figure_text(result.val_accuracy).c_str());
   return line;
 }
 
@@ -246,30 +252,18 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
 
 std::string curves_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,epoch,step,loss\n";
-  char row[128];
-  for (const RunResult& result : results) {
-    const std::string run = short_name(result.norm);
-    for (const StepLoss& s : result.curve) {
-      std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g\n", static_cast<unsigned long long>(result.seed),
-                    static_cast<long long>(s.epoch), static_cast<long long>(s.step), double(s.loss));
-      csv += run + row;
-    }
-  }
+  for (const RunResult& r : results)
+    for (const StepLoss& s : r.curve)
+      csv += cat(short_name(r.norm), ",", r.seed, ",", s.epoch, ",", s.step, ",", exact(s.loss), "\n");
   return csv;
 }
 
 std::string validation_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,epoch,step,val_loss,val_accuracy\n";
-  char row[160];
-  for (const RunResult& result : results) {
-    const std::string run = short_name(result.norm);
-    for (const EpochValidation& v : result.validation) {
-      std::snprintf(row, sizeof row, ",%llu,%lld,%lld,%.9g,%.9g\n", static_cast<unsigned long long>(result.seed),
-                    static_cast<long long>(v.epoch), static_cast<long long>(v.step), double(v.loss),
-                    double(v.accuracy));
-      csv += run + row;
-    }
-  }
+  for (const RunResult& r : results)
+    for (const EpochValidation& v : r.validation)
+      csv += cat(short_name(r.norm), ",", r.seed, ",", v.epoch, ",", v.step, ",", exact(v.loss), ",", exact(v.accuracy),
+                 "\n");
   return csv;
 }
 

@@ -37,13 +37,11 @@ std::string trainer_label(const Trainer& t) { return cat(lesson::short_name(t.op
 
 class AdamNorm : public Experiment {
  public:
-  std::string name() const override { return "adam_norm"; }
-  std::string title() const override { return "Adam and normalization"; }
-  std::string claim() const override {
-    return "an adaptive optimizer does not replace normalization: Adam alone does not make the deep tanh network "
-           "without a norm layer learn in 5 epochs";
-  }
-  std::string source() const override { return "issue 18, \"The lab\""; }
+  AdamNorm()
+      : Experiment({"adam_norm", "Adam and normalization",
+                    "an adaptive optimizer does not replace normalization: Adam alone does not make the deep tanh "
+                    "network without a norm layer learn in 5 epochs",
+                    "issue 18, \"The lab\""}) {}
   std::string setup(const Settings& s) const override {
     std::string list;
     for (const Trainer& t : trainers(s)) list += (list.empty() ? "" : ", ") + trainer_label(t);
@@ -84,8 +82,7 @@ class AdamNorm : public Experiment {
                 " learning rates, ", std::count(not_rescued.begin(), not_rescued.end(), Truth::Unsure),
                 " within the margin (learns above ", kLearnedAccuracy, ").")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::string> header{"norm"};
     for (const Trainer& t : trainers(s)) header.push_back(trainer_label(t));
     std::vector<std::vector<std::string>> rows;
@@ -98,10 +95,9 @@ class AdamNorm : public Experiment {
       }
       rows.push_back(row);
     }
-    out.table = "Training loss / validation accuracy after the last epoch, mean [min, max] over seeds:\n\n" +
-                markdown_table(header, rows);
-    out.pictures = {draw(s.out_dir, "adam_norm.png", picture(records, s))};
-    return out;
+    return {"Training loss / validation accuracy after the last epoch, mean [min, max] over seeds:\n\n" +
+                markdown_table(header, rows),
+            {draw(s.out_dir, "adam_norm.png", picture(records, s))}};
   }
 
  private:

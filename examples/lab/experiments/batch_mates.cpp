@@ -76,15 +76,12 @@ namespace {
 
 class BatchMatesExperiment : public Experiment {
  public:
-  std::string name() const override { return "batch_mates"; }
-  std::string title() const override { return "Batch mates leak into BatchNorm"; }
-  std::string claim() const override {
-    return "one example's training-mode output under BatchNorm depends on its batch mates; LayerNorm (and "
-           "RMSNorm, GroupNorm) behave the same in training and in use, at any batch size";
-  }
-  std::string source() const override {
-    return "study guide, \"Focus on\"; lesson, \"Why transformers use layer norm\"; Layer Normalization note";
-  }
+  BatchMatesExperiment()
+      : Experiment(
+            {"batch_mates", "Batch mates leak into BatchNorm",
+             "one example's training-mode output under BatchNorm depends on its batch mates; LayerNorm (and RMSNorm, "
+             "GroupNorm) behave the same in training and in use, at any batch size",
+             "study guide, \"Focus on\"; lesson, \"Why transformers use layer norm\"; Layer Normalization note"}) {}
   std::string setup(const Settings&) const override {
     return "The lesson's network, freshly initialized from each seed, in training mode: the logits of training "
            "example 0 in 8 random batches of 64 (63 random batch mates each), then the same example in a batch of 2 "
@@ -130,8 +127,7 @@ class BatchMatesExperiment : public Experiment {
                        : "a per-example norm moved more than float rounding",
                 ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     size_t i = 0;
@@ -143,9 +139,10 @@ class BatchMatesExperiment : public Experiment {
           {lesson::display_name(norm), sci(mates.max), sci(mode.max), sci(sizes.max), bits.min == 1.0 ? "yes" : "no"});
       bars.push_back({double(i++), std::max(mates.max, 1e-12)});
     }
-    out.table = "Largest over seeds:\n\n" + markdown_table({"norm", "spread over batch mates", "train vs eval",
-                                                            "batch of 64 vs 2 and 1", "mates and mode bit for bit"},
-                                                           rows);
+    const std::string table =
+        "Largest over seeds:\n\n" + markdown_table({"norm", "spread over batch mates", "train vs eval",
+                                                    "batch of 64 vs 2 and 1", "mates and mode bit for bit"},
+                                                   rows);
     std::string script = plot_header("batch_mates.png", 800, 460);
     script += datablock("spread", bars);
     script +=
@@ -154,8 +151,7 @@ class BatchMatesExperiment : public Experiment {
         "set ylabel 'max - min of a logit across 8 batches'\n"
         "set xtics ('BatchNorm1d' 0, 'LayerNorm' 1, 'RMSNorm' 2, 'GroupNorm' 3)\n"
         "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
-    out.pictures = {draw(s.out_dir, "batch_mates.png", script)};
-    return out;
+    return {table, {draw(s.out_dir, "batch_mates.png", script)}};
   }
 };
 

@@ -30,15 +30,11 @@ std::vector<Record> runs(const std::vector<Record>& records, const char* regime,
 
 class BatchSize : public Experiment {
  public:
-  std::string name() const override { return "batch_size"; }
-  std::string title() const override { return "Batch size"; }
-  std::string claim() const override {
-    return "very small batches give noisy statistics, so BatchNorm struggles with batch sizes of 1 or 2; "
-           "LayerNorm works at batch size 1";
-  }
-  std::string source() const override {
-    return "lesson, \"Batch norm's two modes\"; Layer Normalization note, \"Layer norm vs. batch norm\"";
-  }
+  BatchSize()
+      : Experiment({"batch_size", "Batch size",
+                    "very small batches give noisy statistics, so BatchNorm struggles with batch sizes of 1 or 2; "
+                    "LayerNorm works at batch size 1",
+                    "lesson, \"Batch norm's two modes\"; Layer Normalization note, \"Layer norm vs. batch norm\""}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's network, SGD lr 0.05 (not rescaled with the batch), batch size ", joined(sizes(s)),
                " with --drop-last, x batch / layer / group / rms / none; once for ", lesson_training(s).epochs,
@@ -104,8 +100,8 @@ class BatchSize : public Experiment {
                 ". The lr is the lesson's 0.05 at every size, so at batch 1 a step is 64 times noisier than the "
                 "lesson's; the fixed-steps table separates that from the number of examples seen.")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
+    std::string text;
     std::string script = two_panels("batch_size.png", "Batch size: validation accuracy (mean and range over seeds)");
     script +=
         "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
@@ -122,12 +118,11 @@ class BatchSize : public Experiment {
                                           regime, 0.04});
       const std::string length =
           regime == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)") : cat(fixed_steps(s), " steps");
-      out.table += cat(regime == "epochs" ? "" : "\n", "Validation accuracy after ", length, ":\n\n",
-                       markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows));
+      text += cat(regime == "epochs" ? "" : "\n", "Validation accuracy after ", length, ":\n\n",
+                  markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows));
       script += table.blocks + "set title '" + length + "'\n" + table.plot + "\n";
     }
-    out.pictures = {draw(s.out_dir, "batch_size.png", script + "unset multiplot\n")};
-    return out;
+    return {text, {draw(s.out_dir, "batch_size.png", script + "unset multiplot\n")}};
   }
 };
 

@@ -63,13 +63,11 @@ namespace {
 
 class BiasBeforeNormExperiment : public Experiment {
  public:
-  std::string name() const override { return "bias_before_norm"; }
-  std::string title() const override { return "A bias before BatchNorm is redundant"; }
-  std::string claim() const override {
-    return "BatchNorm subtracts the per-channel batch mean, which removes any per-channel constant, so a bias "
-           "right before it is redundant; before LayerNorm a per-feature bias is not removed";
-  }
-  std::string source() const override { return "study guide, \"Traps\" (a D2L exercise)"; }
+  BiasBeforeNormExperiment()
+      : Experiment({"bias_before_norm", "A bias before BatchNorm is redundant",
+                    "BatchNorm subtracts the per-channel batch mean, which removes any per-channel constant, so a bias "
+                    "right before it is redundant; before LayerNorm a per-feature bias is not removed",
+                    "study guide, \"Traps\" (a D2L exercise)"}) {}
   std::string setup(const Settings& s) const override {
     return cat(
         "Exact part: Linear(64, 64) with its bias (uniform in +-1/8 as drawn) and the same Linear without "
@@ -123,8 +121,7 @@ class BiasBeforeNormExperiment : public Experiment {
                 batch_part ? "changes nothing beyond rounding and gets no gradient" : "was not removed by this rule",
                 "; before LayerNorm it ", layer_part ? "changes the outputs and gets a gradient" : "was removed", ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     for (NormKind norm : {NormKind::Batch, NormKind::Layer}) {
@@ -135,7 +132,7 @@ class BiasBeforeNormExperiment : public Experiment {
                       sci(grad.min) + " to " + sci(grad.max), sci(wgrad.min) + " to " + sci(wgrad.max)});
       bars.push_back({norm == NormKind::Batch ? 0.0 : 1.0, std::max(diff.max, 1e-12), std::max(grad.max, 1e-12)});
     }
-    out.table =
+    std::string table =
         "Exact part, over seeds:\n\n" + markdown_table({"norm after the Linear", "max output difference, bias vs none",
                                                         "max bias gradient", "max weight gradient"},
                                                        rows);
@@ -146,8 +143,8 @@ class BiasBeforeNormExperiment : public Experiment {
         train_rows.push_back({lesson::display_name(norm), bias, mean_range(spread(mine, "train_loss")),
                               mean_range(spread(mine, "val_accuracy"))});
       }
-    out.table += "\nTraining part, mean [min, max] over seeds:\n\n" +
-                 markdown_table({"norm", "bias before it", "training loss", "val accuracy"}, train_rows);
+    table += "\nTraining part, mean [min, max] over seeds:\n\n" +
+             markdown_table({"norm", "bias before it", "training loss", "val accuracy"}, train_rows);
     std::string script = plot_header("bias_before_norm.png", 800, 460);
     script += datablock("d", bars);
     script +=
@@ -156,8 +153,7 @@ class BiasBeforeNormExperiment : public Experiment {
         "set xtics ('Linear + BatchNorm1d' 0, 'Linear + LayerNorm' 1)\nset key top left\n"
         "plot $d using ($1-0.18):2 with boxes title 'output difference, with vs without bias', "
         "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
-    out.pictures = {draw(s.out_dir, "bias_before_norm.png", script)};
-    return out;
+    return {table, {draw(s.out_dir, "bias_before_norm.png", script)}};
   }
 };
 

@@ -50,13 +50,11 @@ std::vector<double> tanh_output_stds(const Context& c, const lesson::TrainOption
 
 class CarefulInit : public Experiment {
  public:
-  std::string name() const override { return "careful_init"; }
-  std::string title() const override { return "Careful initialization instead of normalization"; }
-  std::string claim() const override {
-    return "the deep tanh network without a norm layer is stuck because of its starting scale: Xavier or "
-           "Kaiming initialization with tanh's gain (5/3) lets it learn without normalization";
-  }
-  std::string source() const override { return "lesson, \"A network that only trains with it\"; issue 18"; }
+  CarefulInit()
+      : Experiment({"careful_init", "Careful initialization instead of normalization",
+                    "the deep tanh network without a norm layer is stuck because of its starting scale: Xavier or "
+                    "Kaiming initialization with tanh's gain (5/3) lets it learn without normalization",
+                    "lesson, \"A network that only trains with it\"; issue 18"}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's tanh network without a norm at depth ", joined(depths(s)),
                ", its Linear layers initialized as PyTorch does (the default), by xavier_uniform_ (gain 5/3 before "
@@ -98,8 +96,7 @@ class CarefulInit : public Experiment {
                 " (", truth_text(above(kaiming), "learns", "does not learn"), "); LayerNorm with the default init ",
                 comparison_text(accuracy(NormKind::Layer, InitScheme::PyTorch)), ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     for (int64_t depth : depths(s)) {
       const auto at_depth = where_num(records, "depth", double(depth));
@@ -110,12 +107,11 @@ class CarefulInit : public Experiment {
                         mean_range(spread(runs, "first_tanh_std")), mean_range(spread(runs, "last_tanh_std"))});
       }
     }
-    out.table =
+    std::string table =
         "Mean [min, max] over seeds; the Tanh output standard deviations are at initialization:\n\n" +
         markdown_table(
             {"depth", "norm", "init", "training loss", "val accuracy", "first Tanh's std", "last Tanh's std"}, rows);
-    out.pictures = {draw(s.out_dir, "careful_init.png", picture(records, s))};
-    return out;
+    return {table, {draw(s.out_dir, "careful_init.png", picture(records, s))}};
   }
 
  private:

@@ -31,13 +31,12 @@ std::vector<Record> runs(const std::vector<Record>& records, NormKind norm, doub
 
 class CnnBatchSize : public Experiment {
  public:
-  std::string name() const override { return "cnn_batch_size"; }
-  std::string title() const override { return "GroupNorm's Figure 1 on the digits"; }
-  std::string claim() const override {
-    return "BatchNorm's error rises as the batch shrinks (its statistics become noisy), while GroupNorm's stays "
-           "flat; and BatchNorm2d, unlike BatchNorm1d, trains at batch size 1 (each channel still has H x W values)";
-  }
-  std::string source() const override { return "Wu & He, Group Normalization (2018), Figure 1; issue 17"; }
+  CnnBatchSize()
+      : Experiment(
+            {"cnn_batch_size", "GroupNorm's Figure 1 on the digits",
+             "BatchNorm's error rises as the batch shrinks (its statistics become noisy), while GroupNorm's stays "
+             "flat; and BatchNorm2d, unlike BatchNorm1d, trains at batch size 1 (each channel still has H x W values)",
+             "Wu & He, Group Normalization (2018), Figure 1; issue 17"}) {}
   std::string setup(const Settings& s) const override {
     return cat(
         "The digits' CNN (3 convolutions, global average pooling, Linear; docs/cnn.md) with BatchNorm2d, "
@@ -94,7 +93,7 @@ class CnnBatchSize : public Experiment {
             bn1.size(), " runs refused or diverged, mean accuracy ", bn1.empty() ? "n/a" : comparison_text(bn1_acc),
             ": ", truth_text(trains, "it trains", "it does not train by this rule"), ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     const GridTable table = grid_table(
         records, norms(),
         {"batch_size", sizes(s), "val_accuracy", error_cell, "n", 0.04, "(1-$2):(1-$4):(1-$3)", lesson::Arch::CNN});
@@ -103,12 +102,10 @@ class CnnBatchSize : public Experiment {
                                "seeds)'\nset logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation error'\n"
                                "set yrange [0:1]\nset xrange [0.8:160]\nset key top right\n" +
                                table.blocks + table.plot + "\n";
-    Outcome out;
-    out.table = cat("Validation error (1 - accuracy) after ", lesson_training(s).epochs,
-                    " epoch(s), mean [min, max] over seeds:\n\n",
-                    markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows));
-    out.pictures = {draw(s.out_dir, "cnn_batch_size.png", script)};
-    return out;
+    return {cat("Validation error (1 - accuracy) after ", lesson_training(s).epochs,
+                " epoch(s), mean [min, max] over seeds:\n\n",
+                markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows)),
+            {draw(s.out_dir, "cnn_batch_size.png", script)}};
   }
 
  private:

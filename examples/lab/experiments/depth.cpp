@@ -24,13 +24,11 @@ std::vector<int64_t> depths(const Settings& s) {
 
 class Depth : public Experiment {
  public:
-  std::string name() const override { return "depth"; }
-  std::string title() const override { return "Depth"; }
-  std::string claim() const override {
-    return "without normalization the deep tanh network has not started learning after 5 epochs (its loss stays "
-           "near ln 10 = 2.3); with a norm layer it learns quickly";
-  }
-  std::string source() const override { return "lesson, \"A network that only trains with it\""; }
+  Depth()
+      : Experiment({"depth", "Depth",
+                    "without normalization the deep tanh network has not started learning after 5 epochs (its loss "
+                    "stays near ln 10 = 2.3); with a norm layer it learns quickly",
+                    "lesson, \"A network that only trains with it\""}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's training (SGD lr 0.05, batch 64, ", lesson_training(s).epochs, " epoch(s)) at depth ",
                joined(depths(s)), " x none / batch / layer / rms / group (GroupNorm 8 groups).");
@@ -79,8 +77,7 @@ class Depth : public Experiment {
                 "). Without a norm the network is stuck ", first_stuck, ". At depth ", deepest, ", ",
                 failing.empty() ? "every norm still learns" : "not surely learning: " + failing, ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> loss_rows, acc_rows;
     for (int64_t depth : depths(s)) {
@@ -100,9 +97,8 @@ class Depth : public Experiment {
     }
     std::vector<std::string> header{"depth"};
     for (NormKind norm : all_norms()) header.push_back(lesson::display_name(norm));
-    out.table = "Training loss / validation accuracy, mean [min, max] over seeds:\n\n" + markdown_table(header, rows);
-    out.pictures = {draw(s.out_dir, "depth.png", picture(loss_rows, acc_rows))};
-    return out;
+    return {"Training loss / validation accuracy, mean [min, max] over seeds:\n\n" + markdown_table(header, rows),
+            {draw(s.out_dir, "depth.png", picture(loss_rows, acc_rows))}};
   }
 
  private:

@@ -1,5 +1,6 @@
 // 5. Forgetting model.eval(): a trained BatchNorm model evaluated in training mode.
 #include <cmath>
+#include <functional>
 
 #include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
@@ -61,13 +62,11 @@ Tensor logits_batch_of_one_formula(nn::Sequential& model, const Tensor& X) {
 
 class EvalMode : public Experiment {
  public:
-  std::string name() const override { return "eval_mode"; }
-  std::string title() const override { return "Forgetting model.eval()"; }
-  std::string claim() const override {
-    return "forgetting model.eval() at test time gives different, usually worse, predictions; with a batch of "
-           "one, training-mode BatchNorm maps every feature to its shift";
-  }
-  std::string source() const override { return "lesson, \"Batch norm's two modes\"; study guide, \"Traps\""; }
+  EvalMode()
+      : Experiment({"eval_mode", "Forgetting model.eval()",
+                    "forgetting model.eval() at test time gives different, usually worse, predictions; with a batch of "
+                    "one, training-mode BatchNorm maps every feature to its shift",
+                    "lesson, \"Batch norm's two modes\"; study guide, \"Traps\""}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's BatchNorm network trained as the lesson does (", lesson_training(s).epochs,
                " epoch(s)), then its validation accuracy in eval mode, in training mode on the whole validation "
@@ -115,8 +114,7 @@ class EvalMode : public Experiment {
                 " class(es) at most. Training-mode passes also moved the running statistics "
                 "(the \"largest running_mean change\" column), so forgetting eval() changes the model itself.")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     std::vector<std::string> modes;
@@ -129,10 +127,10 @@ class EvalMode : public Experiment {
       rows.push_back({modes[i], mean_range(acc), mean_range(classes, 1), mean_range(shift, 4), mean_range(after)});
       bars.push_back({double(i), acc.mean, acc.min, acc.max});
     }
-    out.table = "Validation accuracy, mean [min, max] over seeds:\n\n" +
-                markdown_table({"evaluation", "accuracy", "classes predicted", "largest running_mean change",
-                                "eval accuracy afterwards"},
-                               rows);
+    const std::string table = "Validation accuracy, mean [min, max] over seeds:\n\n" +
+                              markdown_table({"evaluation", "accuracy", "classes predicted",
+                                              "largest running_mean change", "eval accuracy afterwards"},
+                                             rows);
     std::string script = plot_header("eval_mode.png", 900, 480);
     script += datablock("acc", bars);
     script +=
@@ -142,8 +140,7 @@ class EvalMode : public Experiment {
             xtics(modes),
             ") rotate by -20\nunset key\nplot $acc using 1:2 with boxes lc rgb '#4477aa', "
             "$acc using 1:2:3:4 with yerrorbars lc 'black' pt 0\n");
-    out.pictures = {draw(s.out_dir, "eval_mode.png", script)};
-    return out;
+    return {table, {draw(s.out_dir, "eval_mode.png", script)}};
   }
 
  private:
@@ -155,8 +152,12 @@ class EvalMode : public Experiment {
     const Tensor& X = c.data.X_val;
     const Tensor& y = c.data.y_val;
     std::vector<Record> out;
-    auto add = [&](const std::string& what, const Predictions& p, const nn::Sequential& used) {
-      auto after = copy_model(used, NormKind::Batch, o.net);
+    // Each way of evaluating runs on a fresh copy of the trained model, since a training-mode
+    // pass moves the running statistics; the copy's eval-mode accuracy afterwards shows the move.
+    auto add = [&](const std::string& what, const std::function<Tensor(nn::Sequential&)>& logits) {
+      auto used = copy_model(trained, NormKind::Batch, o.net);
+      const Predictions p = predictions(logits(*used), y);
+      auto after = copy_model(*used, NormKind::Batch, o.net);
       after->eval();
       NoGradGuard no_grad;
       const double eval_after = predictions((*after)(X), y).accuracy;
@@ -165,27 +166,18 @@ class EvalMode : public Experiment {
                         .set("evaluation", what)
                         .set("val_accuracy", p.accuracy)
                         .set("classes", double(p.classes))
-                        .set("running_mean_shift", running_mean_shift(trained, used))
+                        .set("running_mean_shift", running_mean_shift(trained, *used))
                         .set("eval_accuracy_after", eval_after));
     };
-    {
-      auto model = copy_model(trained, NormKind::Batch, o.net);
-      model->eval();
+    add("eval mode", [&](nn::Sequential& m) {
+      m.eval();
       NoGradGuard no_grad;
-      add("eval mode", predictions((*model)(X), y), *model);
-    }
-    {
-      auto model = copy_model(trained, NormKind::Batch, o.net);
-      add("train mode, all 360 at once", predictions(logits_in_train_mode(*model, X, X.size(0)), y), *model);
-    }
-    for (int64_t b : train_batches(c.settings)) {
-      auto model = copy_model(trained, NormKind::Batch, o.net);
-      add(cat("train mode, batches of ", b), predictions(logits_in_train_mode(*model, X, b), y), *model);
-    }
-    {
-      auto model = copy_model(trained, NormKind::Batch, o.net);
-      add("batch of one (formula)", predictions(logits_batch_of_one_formula(*model, X), y), *model);
-    }
+      return m(X);
+    });
+    add("train mode, all 360 at once", [&](nn::Sequential& m) { return logits_in_train_mode(m, X, X.size(0)); });
+    for (int64_t b : train_batches(c.settings))
+      add(cat("train mode, batches of ", b), [&](nn::Sequential& m) { return logits_in_train_mode(m, X, b); });
+    add("batch of one (formula)", [&](nn::Sequential& m) { return logits_batch_of_one_formula(m, X); });
     return out;
   }
 };

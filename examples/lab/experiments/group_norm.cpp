@@ -56,13 +56,11 @@ namespace {
 
 class GroupNormExperiment : public Experiment {
  public:
-  std::string name() const override { return "group_norm"; }
-  std::string title() const override { return "GroupNorm's two ends"; }
-  std::string claim() const override {
-    return "GroupNorm sits between the others: G = 1 normalizes all channels and positions of an example together "
-           "(LayerNorm over (C, ...)), G = C each channel on its own (instance normalization)";
-  }
-  std::string source() const override { return "study guide, \"Focus on\" and the self-test"; }
+  GroupNormExperiment()
+      : Experiment({"group_norm", "GroupNorm's two ends",
+                    "GroupNorm sits between the others: G = 1 normalizes all channels and positions of an example "
+                    "together (LayerNorm over (C, ...)), G = C each channel on its own (instance normalization)",
+                    "study guide, \"Focus on\" and the self-test"}) {}
   std::string setup(const Settings& s) const override {
     return cat(
         "Exact part: a random (4, 8, 5) input per seed through GroupNorm(1, 8) and LayerNorm((8, 5)), and "
@@ -104,15 +102,14 @@ class GroupNormExperiment : public Experiment {
                 ". In the network, G = 64 leaves one value per group, so every GroupNorm outputs its "
                 "bias whatever the input (as BatchNorm would at a batch of one).")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     const auto exact = where(records, {{"part", "exact"}});
     const lesson::Spread one = spread(exact, "one_group_vs_layer_norm"),
                          all = spread(exact, "c_groups_vs_instance_norm");
-    out.table = "Exact part, largest difference over seeds:\n\n" +
-                markdown_table({"comparison", "largest difference"},
-                               {{"GroupNorm(1, 8) vs LayerNorm((8, 5))", sci(one.max)},
-                                {"GroupNorm(8, 8) vs per-channel normalization", sci(all.max)}});
+    std::string table = "Exact part, largest difference over seeds:\n\n" +
+                        markdown_table({"comparison", "largest difference"},
+                                       {{"GroupNorm(1, 8) vs LayerNorm((8, 5))", sci(one.max)},
+                                        {"GroupNorm(8, 8) vs per-channel normalization", sci(all.max)}});
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> points;
     const auto training = where(records, {{"part", "training"}});
@@ -122,16 +119,15 @@ class GroupNormExperiment : public Experiment {
       rows.push_back({std::to_string(g), std::to_string(64 / g), mean_range(loss), mean_range(acc)});
       points.push_back({double(g), acc.mean, acc.min, acc.max});
     }
-    out.table += "\nTraining part, mean [min, max] over seeds:\n\n" +
-                 markdown_table({"G", "channels per group", "training loss", "val accuracy"}, rows);
+    table += "\nTraining part, mean [min, max] over seeds:\n\n" +
+             markdown_table({"G", "channels per group", "training loss", "val accuracy"}, rows);
     std::string script = plot_header("group_norm.png", 800, 460);
     script += datablock("g", points);
     script +=
         "set title 'GroupNorm(G, 64) in the lesson network: validation accuracy (mean and range over seeds)'\n"
         "set logscale x 2\nset xrange [0.7:90]\nset yrange [0:1]\nset xlabel 'groups G'\n"
         "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
-    out.pictures = {draw(s.out_dir, "group_norm.png", script)};
-    return out;
+    return {table, {draw(s.out_dir, "group_norm.png", script)}};
   }
 };
 

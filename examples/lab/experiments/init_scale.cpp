@@ -49,10 +49,10 @@ std::vector<Record> sensitivities(const std::vector<Record>& records, NormKind n
 
 class InitScale : public Experiment {
  public:
-  std::string name() const override { return "init_scale"; }
-  std::string title() const override { return "Starting weights"; }
-  std::string claim() const override { return "norm layers make training less sensitive to the starting weights"; }
-  std::string source() const override { return "lesson, \"A network that only trains with it\""; }
+  InitScale()
+      : Experiment({"init_scale", "Starting weights",
+                    "norm layers make training less sensitive to the starting weights",
+                    "lesson, \"A network that only trains with it\""}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's network with every Linear's initial weight multiplied by ", joined(scales(s)),
                " (biases as drawn), x the five norms; the lesson's training (", lesson_training(s).epochs,
@@ -88,7 +88,7 @@ class InitScale : public Experiment {
                 "mean over seeds: ",
                 summary, "; ", count_text(less, "are surely less sensitive than the network without one"), ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     const std::vector<NormKind> norms = all_norms();
     GridTable table = grid_table(records, norms, {"init_scale", scales(s), "train_loss", [](const auto& at) {
                                                     return mean_range(spread(at, "train_loss"));
@@ -101,15 +101,13 @@ class InitScale : public Experiment {
         "set logscale x 2\nset xlabel 'initial weight scale'\nset ylabel 'training loss'\nset key top left\n"
         "set xrange [0.2:5]\n" +
         table.blocks + table.plot + "\n";
-    Outcome out;
-    out.pictures = {draw(s.out_dir, "init_scale.png", script)};
     std::vector<std::string> header = grid_header("norm", "scale ", scales(s));
     header.push_back("range over the scales");
-    out.table =
+    const std::string text =
         "Final training loss, mean [min, max] over seeds, and its range over the scales per seed (mean [min, "
         "max]):\n\n" +
         markdown_table(header, table.rows);
-    return out;
+    return {text, {draw(s.out_dir, "init_scale.png", script)}};
   }
 };
 

@@ -47,10 +47,9 @@ std::string lr_text(const Bounds& b) {
 
 class LearningRate : public Experiment {
  public:
-  std::string name() const override { return "learning_rate"; }
-  std::string title() const override { return "Learning rate"; }
-  std::string claim() const override { return "norm layers also let you use larger learning rates"; }
-  std::string source() const override { return "lesson, \"A network that only trains with it\""; }
+  LearningRate()
+      : Experiment({"learning_rate", "Learning rate", "norm layers also let you use larger learning rates",
+                    "lesson, \"A network that only trains with it\""}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's network and training (", lesson_training(s).epochs, " epoch(s), batch 64) with SGD lr ",
                joined(grid(s)), " x the five norms.");
@@ -82,7 +81,7 @@ class LearningRate : public Experiment {
     return {verdict_of(better), cat("Largest lr whose mean accuracy is above ", kTarget, ": ", summary, ". ",
                                     count_text(better, "surely go above the network without one"), ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     const std::vector<NormKind> norms = all_norms();
     GridTable table = grid_table(records, norms, {"lr", grid(s), "val_accuracy", [](const std::vector<Record>& at) {
                                                     return mean_range(spread(at, "val_accuracy"), 2) +
@@ -105,14 +104,12 @@ class LearningRate : public Experiment {
         table.blocks +
         cat("set arrow from graph 0, first ", kTarget, " to graph 1, first ", kTarget, " nohead dt 2 lc 'gray'\n") +
         table.plot + "\n";
-    Outcome out;
-    out.pictures = {draw(s.out_dir, "learning_rate.png", script)};
     std::vector<std::string> header = grid_header("norm", "lr ", grid(s));
     header.push_back("best lr (accuracy)");
     header.push_back(cat("largest lr reaching ", kTarget));
-    out.table =
+    const std::string text =
         "Validation accuracy, mean [min, max] over the seeds that finished:\n\n" + markdown_table(header, table.rows);
-    return out;
+    return {text, {draw(s.out_dir, "learning_rate.png", script)}};
   }
 };
 

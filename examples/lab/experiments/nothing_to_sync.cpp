@@ -8,9 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "experiments.hpp"
 #include "minidl/tensor/error.hpp"
@@ -47,13 +45,6 @@ const std::vector<Setup>& setups() {
 }
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The digits program on `ranks` ranks over every seed: one record per run, each carrying the
 // invocation's traffic as counted from the model and as the collectives counted it.
 std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, const std::vector<NormKind>& norms) {
@@ -62,7 +53,7 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, 
   const fs::path dir = fs::temp_directory_path() / cat("minidl_lab_sync_", getpid(), "_", ranks, sync_bn ? "s" : "l");
   fs::create_directories(dir);
   std::string norm_list;
-  for (NormKind n : norms) norm_list += (norm_list.empty() ? "" : ",") + lesson::short_name(n);
+  for (NormKind n : norms) norm_list += cat(norm_list.empty() ? "" : ",", lesson::short_name(n));
   std::string command = cat(MINIDL_LAB_MPIRUN, " --allow-run-as-root --oversubscribe -np ", ranks, " ");
 #ifdef MINIDL_LAB_MPIRUN_ENV
   command += cat(MINIDL_LAB_MPIRUN_ENV, " ");
@@ -73,8 +64,8 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, 
                  quoted((dir / "summary.json").string()), " > ", quoted((dir / "out.txt").string()), " 2> ",
                  quoted((dir / "err.txt").string()));
   const int status = std::system(command.c_str());
-  const std::string err = read_text(dir / "err.txt");
-  const std::string summary_text = status == 0 ? read_text(dir / "summary.json") : "";
+  const std::string err = read_file(dir / "err.txt");
+  const std::string summary_text = status == 0 ? read_file(dir / "summary.json") : "";
   fs::remove_all(dir);
   if (status != 0) throw Error(cat("nothing_to_sync: `", command, "` failed (status ", status, "): ", err));
   const nlohmann::json summary = nlohmann::json::parse(summary_text);
@@ -139,15 +130,13 @@ std::string bytes_text(int64_t bytes) {
 
 class NothingToSync : public Experiment {
  public:
-  std::string name() const override { return "nothing_to_sync"; }
-  std::string title() const override { return "Nothing to synchronize"; }
-  std::string claim() const override {
-    return "LayerNorm has no running statistics and per-example statistics, so there is nothing to synchronize "
-           "across devices in data-parallel training: on N processes it trains as on one; BatchNorm on each "
-           "process's shard is a different model unless SyncBatchNorm pays for communication every forward and "
-           "backward";
-  }
-  std::string source() const override { return "lesson, the LayerNorm card; issue 19"; }
+  NothingToSync()
+      : Experiment({"nothing_to_sync", "Nothing to synchronize",
+                    "LayerNorm has no running statistics and per-example statistics, so there is nothing to "
+                    "synchronize across devices in data-parallel training: on N processes it trains as on one; "
+                    "BatchNorm on each process's shard is a different model unless SyncBatchNorm pays for "
+                    "communication every forward and backward",
+                    "lesson, the LayerNorm card; issue 19"}) {}
   std::string setup(const Settings& s) const override {
     std::string list;
     for (int n : rank_counts(s)) list += cat(list.empty() ? "" : ", ", n, " (", kGlobalBatch / n, " each)");
@@ -186,17 +175,54 @@ class NothingToSync : public Experiment {
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     if (not_run(records)) return {Verdict::NotRun, "not run: MPI support not built."};
-    return verdict(records, s);
+    auto same_everywhere = [&](const char* label) {
+      for (int n : rank_counts(s))
+        if (n > 1 && !shift_at(records, label, n).same()) return false;
+      return true;
+    };
+    // Every invocation's records carry its counted and measured traffic.
+    size_t invocations = 0, matching = 0;
+    for (int n : rank_counts(s))
+      for (const char* label : {"layer", "sync_batch"}) {
+        const auto at = where_num(where(records, {{"norm", label}}), "ranks", n);
+        if (at.empty()) continue;
+        ++invocations;
+        const Record& r = at.front();
+        matching += r.num("counted_bytes") == r.num("measured_bytes") &&
+                    r.num("counted_collectives") == r.num("measured_collectives");
+      }
+    const bool counted_right = matching == invocations;
+    const RankTraffic layer = rank_traffic(NormKind::Layer, false, 2);
+    const bool a = layer.buffer_bytes == 0 && layer.statistics_bytes == 0 && same_everywhere("layer");
+    const bool b = same_everywhere("sync_batch"), c = !same_everywhere("batch");
+    const Verdict verdict = !counted_right || !a ? Verdict::DidNotHold
+                            : b && c             ? Verdict::Held
+                            : b || c             ? Verdict::HeldPartly
+                                                 : Verdict::DidNotHold;
+    const int largest = rank_counts(s).back();
+    const RankTraffic sync = rank_traffic(NormKind::Batch, true, largest);
+    auto shift_text = [&](const char* label) {
+      const Shift d = shift_at(records, label, largest);
+      return cat(d.shift >= 0 ? "+" : "", fixed(d.shift), " (bound ", fixed(d.bound), ")");
+    };
+    return {verdict,
+            cat("The traffic counted from the model equals the collectives' counter in ", matching, " of ", invocations,
+                " runs of mpirun (bytes and calls). At N = ", largest,
+                " the mean validation accuracy moves from one rank's by: LayerNorm ", shift_text("layer"),
+                ", SyncBatchNorm ", shift_text("sync_batch"), ", local BatchNorm ", shift_text("batch"), ". (a) ",
+                a ? "holds" : "does not hold", ": LayerNorm sends its gradients only; (b) ",
+                b ? "holds" : "does not hold", ", at ", bytes_text(sync.statistics_bytes), " of statistics and ",
+                sync.step_collectives - layer.step_collectives, " more collectives per step; (c) ",
+                c ? "holds" : "does not hold",
+                ". SyncBatchNorm's runs are one rank's to the printed digits at every N. LayerNorm's are one "
+                "rank's up to the allreduce's summation order (its step losses agree within 5e-6 over the first 20 "
+                "steps, docs/distributed.md), but its 5-epoch figures are chaotic in the rounding, as under any "
+                "kernel change in one process: each N draws new figures from its spread over seeds, and a shift "
+                "near the bound can be that spread rather than a norm that needs synchronizing.")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
-    if (not_run(records)) {
-      out.table = "Not run: MPI support not built (configure with MPI: docs/distributed.md).\n";
-    } else {
-      out.table = accuracy_table(records, s) + "\n" + traffic_table(s);
-      out.pictures = {draw_picture(records, s)};
-    }
-    return out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
+    if (not_run(records)) return {"Not run: MPI support not built (configure with MPI: docs/distributed.md).\n"};
+    return {accuracy_table(records, s) + "\n" + traffic_table(s), {draw_picture(records, s)}};
   }
 
  private:
@@ -255,59 +281,11 @@ class NothingToSync : public Experiment {
                     : "set title 'final training loss'\nset ylabel 'training loss'\nset key top left\n";
       script += plots + "\n";
     }
-    draw(s.out_dir, "nothing_to_sync.png", script + "unset multiplot\n");
-    return "nothing_to_sync.png";
+    return draw(s.out_dir, "nothing_to_sync.png", script + "unset multiplot\n");
   }
 
   static bool not_run(const std::vector<Record>& records) {
     return !records.empty() && records.front().text("status") == "not run";
-  }
-  static Decision verdict(const std::vector<Record>& records, const Settings& s) {
-    Decision out;
-    auto same_everywhere = [&](const char* label) {
-      for (int n : rank_counts(s))
-        if (n > 1 && !shift_at(records, label, n).same()) return false;
-      return true;
-    };
-    // Every invocation's records carry its counted and measured traffic.
-    size_t invocations = 0, matching = 0;
-    for (int n : rank_counts(s))
-      for (const char* label : {"layer", "sync_batch"}) {
-        const auto at = where_num(where(records, {{"norm", label}}), "ranks", n);
-        if (at.empty()) continue;
-        ++invocations;
-        const Record& r = at.front();
-        matching += r.num("counted_bytes") == r.num("measured_bytes") &&
-                    r.num("counted_collectives") == r.num("measured_collectives");
-      }
-    const bool counted_right = matching == invocations;
-    const RankTraffic layer = rank_traffic(NormKind::Layer, false, 2);
-    const bool a = layer.buffer_bytes == 0 && layer.statistics_bytes == 0 && same_everywhere("layer");
-    const bool b = same_everywhere("sync_batch"), c = !same_everywhere("batch");
-    out.verdict = !counted_right || !a ? Verdict::DidNotHold
-                  : b && c             ? Verdict::Held
-                  : b || c             ? Verdict::HeldPartly
-                                       : Verdict::DidNotHold;
-    const int largest = rank_counts(s).back();
-    const RankTraffic sync = rank_traffic(NormKind::Batch, true, largest);
-    auto shift_text = [&](const char* label) {
-      const Shift d = shift_at(records, label, largest);
-      return cat(d.shift >= 0 ? "+" : "", fixed(d.shift), " (bound ", fixed(d.bound), ")");
-    };
-    out.why = cat("The traffic counted from the model equals the collectives' counter in ", matching, " of ",
-                  invocations, " runs of mpirun (bytes and calls). At N = ", largest,
-                  " the mean validation accuracy moves from one rank's by: LayerNorm ", shift_text("layer"),
-                  ", SyncBatchNorm ", shift_text("sync_batch"), ", local BatchNorm ", shift_text("batch"), ". (a) ",
-                  a ? "holds" : "does not hold", ": LayerNorm sends its gradients only; (b) ",
-                  b ? "holds" : "does not hold", ", at ", bytes_text(sync.statistics_bytes), " of statistics and ",
-                  sync.step_collectives - layer.step_collectives, " more collectives per step; (c) ",
-                  c ? "holds" : "does not hold",
-                  ". SyncBatchNorm's runs are one rank's to the printed digits at every N. LayerNorm's are one "
-                  "rank's up to the allreduce's summation order (its step losses agree within 5e-6 over the first 20 "
-                  "steps, docs/distributed.md), but its 5-epoch figures are chaotic in the rounding, as under any "
-                  "kernel change in one process: each N draws new figures from its spread over seeds, and a shift "
-                  "near the bound can be that spread rather than a norm that needs synchronizing.");
-    return out;
   }
 };
 

@@ -67,13 +67,12 @@ Record curve_record(const Context& c, const lesson::TrainOptions& o, Record keys
 
 class PrePostNorm : public Experiment {
  public:
-  std::string name() const override { return "pre_post_norm"; }
-  std::string title() const override { return "Pre-norm against post-norm"; }
-  std::string claim() const override {
-    return "with the norm before each residual block (pre-norm) deep stacks train stably without a warmup; with it "
-           "after the residual sum (post-norm, the original Transformer's) deep stacks need a warmup or diverge";
-  }
-  std::string source() const override { return "issue 18 (the transformer-scale claim, tested on the digits)"; }
+  PrePostNorm()
+      : Experiment(
+            {"pre_post_norm", "Pre-norm against post-norm",
+             "with the norm before each residual block (pre-norm) deep stacks train stably without a warmup; with it "
+             "after the residual sum (post-norm, the original Transformer's) deep stacks need a warmup or diverge",
+             "issue 18 (the transformer-scale claim, tested on the digits)"}) {}
   std::string setup(const Settings& s) const override {
     return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", joined(block_counts(s)), " blocks, width ",
                kWidth, ", expansion ", kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ",
@@ -114,10 +113,8 @@ class PrePostNorm : public Experiment {
                 Record keys;
                 keys.set("arch", lesson::arch_name(arch)).set("blocks", double(blocks)).set("lr", lr);
                 keys.set("warmup", double(warmup));
-                Job j = train_job(c, o, keys);
-                j.cost = double(o.epochs) * 1437.0 * double(blocks);
-                j.run = [&c, o, keys]() { return std::vector<Record>{curve_record(c, o, keys)}; };
-                jobs.push_back(j);
+                jobs.push_back({double(o.epochs) * 1437.0 * double(blocks),
+                                [&c, o, keys]() { return std::vector<Record>{curve_record(c, o, keys)}; }});
               }
     return jobs;
   }
@@ -150,8 +147,7 @@ class PrePostNorm : public Experiment {
             count_status(where(records, {{"arch", "resmlp-pre"}}), "diverged"), ", post-norm ",
             count_status(where(records, {{"arch", "resmlp-post"}}), "diverged"), " of ", records.size() / 2, " each.")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> header{"placement", "norm", "warmup"};
     for (int64_t b : block_counts(s)) header.push_back(cat(b, " blocks"));
@@ -164,13 +160,12 @@ class PrePostNorm : public Experiment {
             for (int64_t b : block_counts(s)) row.push_back(cell_text(cell(records, arch, norm, b, lr, warmup)));
             rows.push_back(row);
           }
-    out.table =
+    std::string table =
         "Per cell: mean [min, max] validation accuracy over seeds, mean first step below the loss threshold (\"-\": "
         "not reached by every "
         "seed), spikes summed over seeds, and diverged seeds when any:\n\n" +
         markdown_table(header, rows);
-    out.pictures = {draw(s.out_dir, "pre_post_norm.png", picture(records, s))};
-    return out;
+    return {table, {draw(s.out_dir, "pre_post_norm.png", picture(records, s))}};
   }
 
  private:

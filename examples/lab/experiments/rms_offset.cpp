@@ -84,15 +84,11 @@ bool matches(const Record& worked) { return worked.num("largest_difference") <= 
 
 class RmsOffset : public Experiment {
  public:
-  std::string name() const override { return "rms_offset"; }
-  std::string title() const override { return "RMSNorm keeps an offset"; }
-  std::string claim() const override {
-    return "RMSNorm drops the mean centering, so a large constant offset passes through scaled but unshifted, "
-           "where LayerNorm removes it; and the lesson's worked numbers";
-  }
-  std::string source() const override {
-    return "study guide, \"Traps\"; lesson, \"RMSNorm: skip the mean\"; chapter 34, the numpy example";
-  }
+  RmsOffset()
+      : Experiment({"rms_offset", "RMSNorm keeps an offset",
+                    "RMSNorm drops the mean centering, so a large constant offset passes through scaled but unshifted, "
+                    "where LayerNorm removes it; and the lesson's worked numbers",
+                    "study guide, \"Traps\"; lesson, \"RMSNorm: skip the mean\"; chapter 34, the numpy example"}) {}
   std::string setup(const Settings&) const override {
     return "Random normal (32, 64) inputs per seed plus an offset of 0, 1, 10 or 100, through LayerNorm(64) and "
            "RMSNorm(64) as initialized (weight 1, bias 0): the mean of all outputs. Then the lesson's worked "
@@ -155,8 +151,7 @@ class RmsOffset : public Experiment {
                             : "the offset part failed its rule",
                 "; ", worked_part ? "every worked example matches" : "a worked example does not match", ".")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> points;
     for (double offset : offsets()) {
@@ -167,15 +162,14 @@ class RmsOffset : public Experiment {
                       fixed(offset / std::sqrt(1.0 + offset * offset), 4)});
       points.push_back({offset, ln.mean, rms.mean});
     }
-    out.table =
+    std::string table =
         "Output means, mean [min, max] over seeds:\n\n" +
         markdown_table({"offset c", "input mean", "LayerNorm output mean", "RMSNorm output mean", "c / sqrt(1 + c^2)"},
                        rows);
     std::vector<std::vector<std::string>> worked;
     for (const Record& r : where(records, {{"part", "worked"}}))
       worked.push_back({r.text("example"), r.text("expected"), r.text("computed"), matches(r) ? "yes" : "no"});
-    out.table +=
-        "\nThe lesson's worked examples:\n\n" + markdown_table({"example", "lesson", "minidl", "matches"}, worked);
+    table += "\nThe lesson's worked examples:\n\n" + markdown_table({"example", "lesson", "minidl", "matches"}, worked);
     std::string script = plot_header("rms_offset.png", 800, 460);
     std::vector<std::vector<double>> shifted;
     for (auto p : points) shifted.push_back({p[0] + 0.1, p[1], p[2]});
@@ -187,8 +181,7 @@ class RmsOffset : public Experiment {
         "plot $m using 1:2 with linespoints lw 2 title 'LayerNorm', "
         "$m using 1:3 with linespoints lw 2 title 'RMSNorm', "
         "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
-    out.pictures = {draw(s.out_dir, "rms_offset.png", script)};
-    return out;
+    return {table, {draw(s.out_dir, "rms_offset.png", script)}};
   }
 };
 

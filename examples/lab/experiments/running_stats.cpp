@@ -26,13 +26,11 @@ std::vector<Momentum> momenta() { return {{"0.1", 0.1}, {"0.01", 0.01}, {"0.5", 
 
 class RunningStats : public Experiment {
  public:
-  std::string name() const override { return "running_stats"; }
-  std::string title() const override { return "Running statistics versus the population"; }
-  std::string claim() const override {
-    return "PyTorch tracks the batch statistics as exponential running averages; recomputing them over the whole "
-           "training set after training (as D2L does) describes the goal those averages approximate";
-  }
-  std::string source() const override { return "study guide, \"Focus on\"; HOML on momentum"; }
+  RunningStats()
+      : Experiment({"running_stats", "Running statistics versus the population",
+                    "PyTorch tracks the batch statistics as exponential running averages; recomputing them over the "
+                    "whole training set after training (as D2L does) describes the goal those averages approximate",
+                    "study guide, \"Focus on\"; HOML on momentum"}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's BatchNorm network trained (", lesson_training(s).epochs,
                " epoch(s)) with BatchNorm momentum 0.1 (PyTorch's default, the weight of the new batch), 0.01, 0.5 "
@@ -74,8 +72,7 @@ class RunningStats : public Experiment {
                 "with population ones ",
                 comparison_text(top), " (", truth_text(same, "the same", "not the same"), ").")};
   }
-  Outcome describe(const std::vector<Record>& records, const Settings& s) const override {
-    Outcome out;
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     std::vector<std::string> labels;
@@ -88,10 +85,10 @@ class RunningStats : public Experiment {
           {double(bars.size()), mean_gap.mean, mean_gap.min, mean_gap.max, var_gap.mean, var_gap.min, var_gap.max});
       labels.push_back("momentum " + m.label);
     }
-    out.table = "Mean [min, max] over seeds:\n\n" +
-                markdown_table({"momentum", "mean gap (sd)", "variance gap", "val accuracy, running stats",
-                                "val accuracy, population stats"},
-                               rows);
+    std::string table = "Mean [min, max] over seeds:\n\n" +
+                        markdown_table({"momentum", "mean gap (sd)", "variance gap", "val accuracy, running stats",
+                                        "val accuracy, population stats"},
+                                       rows);
     std::string script = plot_header("running_stats.png", 900, 480);
     script += datablock("gap", bars);
     script +=
@@ -103,8 +100,7 @@ class RunningStats : public Experiment {
             "$gap using ($1-0.18):2:3:4 with yerrorbars lc 'black' pt 0 notitle, "
             "$gap using ($1+0.18):5 with boxes title 'variance gap (relative)', "
             "$gap using ($1+0.18):5:6:7 with yerrorbars lc 'black' pt 0 notitle\n");
-    out.pictures = {draw(s.out_dir, "running_stats.png", script)};
-    return out;
+    return {table, {draw(s.out_dir, "running_stats.png", script)}};
   }
 
  private:

@@ -137,18 +137,17 @@ void pad_plane(const Conv2dGeometry& g, const PaddedPlane& p, const float* plane
   for (int64_t y = 0; y < g.in_h; ++y) std::copy_n(plane + y * g.in_w, g.in_w, padded + (y + g.pad_h) * p.wp + g.pad_w);
 }
 
-// One tap's (OH, OW) outputs of one image. Each output row reads OW padded values S apart;
-// rows of 4 or 8 at stride 1 or 2 (the digits' images) are copied at a width and stride
-// known at compile time, as vectors; every other geometry reads through the table.
-template <int64_t W, int64_t S>
-void copy_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
+// One tap's (OH, OW) outputs of one image: gathered from the padded plane into the tap's
+// row of columns, or (Scatter) that row added back into the plane. Each output row reads OW
+// padded values S apart; rows of 4 or 8 at stride 1 or 2 (the digits' images) are moved at a
+// width and stride known at compile time, as vectors; every other geometry goes through the
+// table.
+template <int64_t W, int64_t S, bool Scatter>
+void move_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < W; ++i) to[r * W + i] = from[r * step + i * S];
-}
-template <int64_t W, int64_t S>
-void add_runs(const float* __restrict from, int64_t step, int64_t rows, float* __restrict to) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < W; ++i) to[r * step + i * S] += from[r * W + i];
+    for (int64_t i = 0; i < W; ++i)
+      if constexpr (Scatter) to[r * step + i * S] += from[r * W + i];
+      else to[r * W + i] = from[r * step + i * S];
 }
 
 // The runs' (width, stride) pair as one number for a switch; 0 for the table.
@@ -157,40 +156,26 @@ int64_t run_kind(const Conv2dGeometry& g) {
   return (ow == 4 || ow == 8) && (g.stride_w == 1 || g.stride_w == 2) ? ow * 10 + g.stride_w : 0;
 }
 
-void gather_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* from, float* row) {
+// Gather: from the padded plane at the tap's offset into its row; Scatter: from the row into the plane.
+template <bool Scatter>
+void move_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* from, float* to) {
   const int64_t step = g.stride_h * p.wp, oh = g.out_h();
   switch (run_kind(g)) {
     case 41:
-      return copy_runs<4, 1>(from, step, oh, row);
+      return move_runs<4, 1, Scatter>(from, step, oh, to);
     case 42:
-      return copy_runs<4, 2>(from, step, oh, row);
+      return move_runs<4, 2, Scatter>(from, step, oh, to);
     case 81:
-      return copy_runs<8, 1>(from, step, oh, row);
+      return move_runs<8, 1, Scatter>(from, step, oh, to);
     case 82:
-      return copy_runs<8, 2>(from, step, oh, row);
+      return move_runs<8, 2, Scatter>(from, step, oh, to);
     default:
       break;
   }
   const int64_t* position = p.position.data();
-  for (int64_t i = 0; i < g.positions(); ++i) row[i] = from[position[i]];
-}
-
-void scatter_tap(const Conv2dGeometry& g, const PaddedPlane& p, const float* row, float* to) {
-  const int64_t step = g.stride_h * p.wp, oh = g.out_h();
-  switch (run_kind(g)) {
-    case 41:
-      return add_runs<4, 1>(row, step, oh, to);
-    case 42:
-      return add_runs<4, 2>(row, step, oh, to);
-    case 81:
-      return add_runs<8, 1>(row, step, oh, to);
-    case 82:
-      return add_runs<8, 2>(row, step, oh, to);
-    default:
-      break;
-  }
-  const int64_t* position = p.position.data();
-  for (int64_t i = 0; i < g.positions(); ++i) to[position[i]] += row[i];
+  for (int64_t i = 0; i < g.positions(); ++i)
+    if constexpr (Scatter) to[position[i]] += from[i];
+    else to[i] = from[position[i]];
 }
 
 }  // namespace
@@ -209,7 +194,7 @@ void im2col_gather(const Conv2dGeometry& g, const float* x, int64_t first, int64
     for (int64_t ki = 0; ki < g.kernel_h; ++ki)
       for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
         float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;  // (L) of this image
-        gather_tap(g, p, padded + p.tap_offset(g, ki, kj), row);
+        move_tap<false>(g, p, padded + p.tap_offset(g, ki, kj), row);
       }
   });
 }
@@ -228,7 +213,7 @@ void col2im_gather(const Conv2dGeometry& g, const float* cols, int64_t first, in
     for (int64_t kj = 0; kj < g.kernel_w; ++kj)
       for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
         const float* row = cols + (c * kk + ki * g.kernel_w + kj) * width + b * l;
-        scatter_tap(g, p, row, padded + p.tap_offset(g, ki, kj));
+        move_tap<true>(g, p, row, padded + p.tap_offset(g, ki, kj));
       }
     float* plane = dx + ((first + b) * g.in_channels + c) * g.in_h * g.in_w;  // (H, W)
     for (int64_t y = 0; y < g.in_h; ++y) {
