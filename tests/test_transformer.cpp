@@ -111,6 +111,11 @@ TEST_CASE("TransformerEncoderLayer and TransformerEncoder refuse bad options, na
   nn::TransformerEncoderLayer layer(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8));
   REQUIRE_THROWS_WITH(layer.forward(Tensor::zeros({3, 1, 4}), MhaMask(), MhaMask(), true),
                       Contains("Need attn_mask if specifying the is_causal hint"));
+  // The stack's "layers" child is PyTorch's ModuleList: a container without a forward.
+  nn::TransformerEncoder encoder(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), 1);
+  CHECK(encoder.named_children()[0].second->type_name() == "ModuleList");
+  REQUIRE_THROWS_WITH(encoder.named_children()[0].second->forward(Tensor::zeros({3, 1, 4})),
+                      Contains("ModuleList: it has no forward; call its modules one by one"));
 }
 
 TEST_CASE("TransformerEncoderLayer drops out in training only", "[transformer]") {
