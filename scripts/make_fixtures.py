@@ -23,7 +23,7 @@ import torch
 from fixtures import lesson
 from fixtures.common import REPO
 
-AREAS = ["ops", "layers", "norms", "conv", "optim", "sequence"]  # modules of scripts/fixtures/, each with cases(out)
+AREAS = ["ops", "layers", "norms", "conv", "optim", "sequence", "attention"]  # modules of scripts/fixtures/, each with cases(out)
 
 
 def main():

@@ -62,9 +62,13 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "narrow",
       "slice",
       "permute",
-      "matmul_attention",  // test_ops_join.cpp
-      "topk",              // test_ops_sampling.cpp
-      "embedding",         // test_embedding.cpp
+      "matmul_attention",    // test_ops_join.cpp
+      "topk",                // test_ops_sampling.cpp
+      "embedding",           // test_embedding.cpp
+      "sdpa",                // test_attention.cpp
+      "MultiheadAttention",  // test_multihead_attention.cpp
+      "TransformerEncoderLayer",
+      "TransformerEncoder",  // test_transformer.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);
