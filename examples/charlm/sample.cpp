@@ -10,7 +10,8 @@ std::string sample_word(CharTransformer& model, const SampleOptions& options, Ge
   KVCache cache;
   std::vector<int64_t> tokens;
   float token = 0.0f;  // the start token
-  for (int64_t position = 0; position < model.options().block_size; ++position) {
+  // Position 0 holds the start token, so a block of N positions holds N - 1 letters.
+  for (int64_t position = 0; position + 1 < model.options().block_size; ++position) {
     Tensor logits = model.step(Tensor::full({1, 1}, token), position, cache) / float(options.temperature);  // (1, V)
     if (options.top_k > 0) logits = top_k_filter(logits, options.top_k);
     token = multinomial(softmax(logits, -1), 1, false, gen).item();
