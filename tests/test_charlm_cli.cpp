@@ -1,9 +1,13 @@
 // The charlm program as a user runs it: bad input files and options (exit 2, one line),
 // checkpoints written and read back, batch orders, curves, summary and samples.
 #ifdef MINIDL_CHARLM_EXE
+#include <signal.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "minidl/io/safetensors.hpp"
 #include "support/process.hpp"
@@ -146,5 +150,33 @@ TEST_CASE("charlm --batch-order: the same file the same curves, another order ot
       charlm(dir, {"--data", words, "--steps", "30", "--batch-order", order_file("d.txt", 1)});
   CHECK(short_file.exit_code == 2);
   CHECK(short_file.err.find("expected 3 lines (one per epoch), got 1") != std::string::npos);
+}
+
+TEST_CASE("charlm: SIGINT stops at the next step, writes what ran and exits 130", "[charlm]") {
+  TempDir dir;
+  std::vector<std::string> argv{MINIDL_CHARLM_EXE};
+  argv.insert(argv.end(), kSmall.begin(), kSmall.end());
+  const std::vector<std::string> more{"--data",    dir.write("words.txt", word_list()),
+                                      "--steps",   "10000000",
+                                      "--curves",  dir.file("c.csv"),
+                                      "--summary", dir.file("s.json"),
+                                      "--save",    dir.file("ck")};
+  argv.insert(argv.end(), more.begin(), more.end());
+  const pid_t pid = minidl::testing::spawn_process(argv, dir.file("out.txt"), dir.file("err.txt"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // well into training
+  ::kill(pid, SIGINT);
+  ProcessResult r;
+  minidl::testing::wait_process(pid, r);
+  r.err = slurp(dir.file("err.txt"));
+  INFO(r.err);
+  CHECK(r.signal == 0);
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("charlm: interrupted by SIGINT") != std::string::npos);
+  const auto summary = nlohmann::json::parse(slurp(dir.file("s.json")));
+  CHECK(summary["interrupted"] == "SIGINT");
+  CHECK(summary["runs"][0]["interrupted"] == true);
+  CHECK(summary["runs"][0]["steps"].get<int>() > 0);
+  CHECK(slurp(dir.file("c.csv")).rfind("run,seed,step,loss\nlayer-pre,0,1,", 0) == 0);
+  CHECK_FALSE(std::filesystem::exists(dir.file("ck/layer-pre.safetensors")));  // an unfinished run is no model
 }
 #endif

@@ -187,18 +187,3 @@ TEST_CASE("charlm sampling: words of a-z from a seeded stream, the same seed the
   }
   CHECK_FALSE(model.is_training());
 }
-
-TEST_CASE("charlm embedding stand-in: rows picked twice get both gradients; bad indices named", "[charlm]") {
-  Tensor weight = Tensor::randn({4, 3}).requires_grad_();
-  const Tensor out = embedding(Tensor::from_vector({1, 1, 3}, {3}), weight);
-  CHECK(out.shape() == Shape{3, 3});
-  out.sum().backward();
-  CHECK(weight.grad().to_vector() == std::vector<float>{0, 0, 0, 2, 2, 2, 0, 0, 0, 1, 1, 1});
-  weight.zero_grad();
-  embedding(Tensor::from_vector({0, 1}, {2}), weight, 1).sum().backward();
-  CHECK(weight.grad().to_vector() == std::vector<float>{1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-  CHECK_THROWS_WITH(embedding(Tensor::from_vector({0, 4}, {2}), weight),
-                    "embedding: index 4 at flat position 1 is not an integer in 0..3");
-  CHECK_THROWS_WITH(embedding(Tensor::from_vector({0}, {1}), Tensor::zeros({4})),
-                    "embedding: expected a 2-D weight (V, D), got [4]");
-}

@@ -97,8 +97,8 @@ Tensor Block::forward_cached(const Tensor& x, LayerCache& cache) {
 CharTransformer::CharTransformer(const ModelOptions& o, Generator& gen)
     : options_(o), mask_(std::make_shared<TokenMask>()) {
   auto trunk = register_module("transformer", std::make_shared<ModuleGroup>("ModuleDict"));
-  wte = trunk->add("wte", std::make_shared<Embedding>(kVocabSize, o.width, gen));
-  wpe = trunk->add("wpe", std::make_shared<Embedding>(o.block_size, o.width, gen));
+  wte = trunk->add("wte", std::make_shared<nn::Embedding>(kVocabSize, o.width, gen));
+  wpe = trunk->add("wpe", std::make_shared<nn::Embedding>(o.block_size, o.width, gen));
   auto h = trunk->add("h", std::make_shared<ModuleGroup>("ModuleList"));
   for (int64_t i = 0; i < o.layers; ++i)
     blocks_.push_back(h->add(std::to_string(i), std::make_shared<Block>(o, mask_, gen)));

@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "embedding.hpp"
+#include "minidl/minidl.hpp"
 #include "norms.hpp"
 
 namespace minidl::charlm {
@@ -101,7 +101,7 @@ class CharTransformer : public nn::Module {
 
   ModelOptions options_;
   std::shared_ptr<TokenMask> mask_;  // what the batch-masked norms read
-  std::shared_ptr<Embedding> wte, wpe;
+  std::shared_ptr<nn::Embedding> wte, wpe;
   std::vector<std::shared_ptr<Block>> blocks_;
   std::shared_ptr<nn::Module> ln_f;  // null: post-norm, or no norm
   std::shared_ptr<nn::Linear> lm_head;

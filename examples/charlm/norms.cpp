@@ -1,7 +1,5 @@
 #include "norms.hpp"
 
-#include "embedding.hpp"
-
 namespace minidl::charlm {
 
 namespace {
