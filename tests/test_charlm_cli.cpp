@@ -152,6 +152,23 @@ TEST_CASE("charlm --batch-order: the same file the same curves, another order ot
   CHECK(short_file.err.find("expected 3 lines (one per epoch), got 1") != std::string::npos);
 }
 
+TEST_CASE("charlm: a full standard output is reported, exit 1, and the files are still written", "[charlm]") {
+  TempDir dir;
+  std::vector<std::string> argv{MINIDL_CHARLM_EXE};
+  argv.insert(argv.end(), kSmall.begin(), kSmall.end());
+  for (const std::string& arg : {std::string("--data"), dir.write("words.txt", word_list()), std::string("--steps"),
+                                 std::string("2"), std::string("--summary"), dir.file("s.json")})
+    argv.push_back(arg);
+  ProcessResult r;
+  minidl::testing::wait_process(minidl::testing::spawn_process(argv, "/dev/full", dir.file("err.txt")), r);
+  r.err = slurp(dir.file("err.txt"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err ==
+        "charlm: cannot write the results to standard output (closed or full); every output file was still "
+        "written\n");
+  CHECK(std::filesystem::exists(dir.file("s.json")));
+}
+
 TEST_CASE("charlm: SIGINT stops at the next step, writes what ran and exits 130", "[charlm]") {
   TempDir dir;
   std::vector<std::string> argv{MINIDL_CHARLM_EXE};

@@ -162,6 +162,10 @@ int run(Settings s) {
   write(s.curves, curves_csv(results));
   write(s.val_curves, val_curves_csv(results));
   write(s.summary, summary_json(s, results, examples::stop_signal()));
+  if (!std::cout)
+    std::cerr << "charlm: cannot write the results to standard output (closed or full); every output file was "
+                 "still written"
+              << std::endl;
   if (const int signal = examples::stop_signal()) {
     std::cerr << "charlm: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
               << ": the runs stopped at their next step; the curves and summary hold what ran" << std::endl;
