@@ -71,7 +71,7 @@ int64_t integer(const cxxopts::ParseResult& args, const std::string& name, int64
   return value;
 }
 
-// The option's value as a finite number above `above`.
+// The option's value as a finite number above 0.
 double positive(const cxxopts::ParseResult& args, const std::string& name) {
   const std::string text = args[name].as<std::string>();
   double value = 0.0;

@@ -11,8 +11,9 @@ namespace {
 
 constexpr int64_t kEvalBatch = 250;  // words per validation batch
 
-// Batches of training-split positions: each epoch a permutation (Fisher-Yates from the
-// run's generator, or the --batch-order line), cut into whole batches.
+// Batches of training-split positions: each epoch a permutation (Fisher-Yates, as the
+// library's DataLoader shuffles, from a generator of the run's seed kept apart from the
+// init's, or the --batch-order line), cut into whole batches, the short last one dropped.
 class BatchSampler {
  public:
   BatchSampler(const RunOptions& o, int64_t train_words)

@@ -90,8 +90,10 @@ Batch make_batch(const std::vector<std::string>& words, const std::vector<int64_
   size_t longest = 0;
   for (int64_t pick : picks) longest = std::max(longest, words[size_t(pick)].size());
   const auto b = int64_t(picks.size()), t = std::max(int64_t(longest) + 1, min_length);
-  std::vector<float> x(size_t(b * t), 0.0f), y(size_t(b * t), -1.0f), output_rows(size_t(b * t));
-  std::vector<float> real_rows;
+  std::vector<float> x(size_t(b * t), 0.0f);      // (B, T) inputs, 0 past the word
+  std::vector<float> y(size_t(b * t), -1.0f);     // (B * T) targets, -1 past the end token
+  std::vector<float> output_rows(size_t(b * t));  // (B * T) row among the real ones, M at padding
+  std::vector<float> real_rows;                   // (M) flat positions of the real tokens
   for (int64_t i = 0; i < b; ++i) {
     const std::string& word = words[size_t(picks[size_t(i)])];
     const auto n = int64_t(word.size());
