@@ -34,6 +34,7 @@
 namespace fs = std::filesystem;
 using namespace minidl;
 using namespace minidl::digits;
+using namespace minidl::examples;
 using lesson::NormKind;
 
 namespace {

@@ -1,20 +1,16 @@
 #pragma once
-// Where the digits program writes, checked before anything trains: every output in a
-// directory that exists and takes a write, none of them an input or another output.
+// The files the digits program reads and writes, for the checks of output_checks.hpp.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "lesson/train_run.hpp"
 #include "options.hpp"
+#include "output_checks.hpp"
 
 namespace minidl::digits {
 
-/// A file the program reads or writes, and the option (or "--data") it came from.
-struct NamedFile {
-  std::string option;
-  std::string path;
-};
+using examples::NamedFile;
 
 /// DIR/<run>.safetensors with one seed, DIR/<run>_seed<S>.safetensors with several.
 std::string checkpoint_path(const Settings& s, lesson::NormKind norm, uint64_t seed);
@@ -24,14 +20,10 @@ std::vector<NamedFile> input_files(const Settings& s);
 /// The files the settings write: curves, validation curves, summary, every checkpoint.
 std::vector<NamedFile> output_files(const Settings& s);
 
-/// Throws UsageError naming the option and the path when an output is an input or another
-/// output (same resolved path or same file), is a directory, has a name too long for its
-/// filesystem, or lies in a directory that does not exist or takes no new file. Creates
-/// nothing: call it before reading the inputs.
+/// examples::check_outputs on the settings' inputs and outputs.
 void check_outputs(const Settings& s);
 
-/// Creates the --save directory (if any) and checks it takes a file; throws UsageError
-/// naming it otherwise. The last check before training, so a refusal creates nothing.
+/// Creates the --save directory (if any) and checks it takes a file (output_checks.hpp).
 void prepare_save_directory(const Settings& s);
 
 }  // namespace minidl::digits

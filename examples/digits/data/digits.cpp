@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
+#include "data/text_lines.hpp"
 #include "minidl/ops/shape_ops.hpp"
 #include "minidl/tensor/error.hpp"
-#include "text_lines.hpp"
 
 namespace minidl::data {
 

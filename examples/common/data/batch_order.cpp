@@ -1,7 +1,7 @@
 #include "data/batch_order.hpp"
 
+#include "data/text_lines.hpp"
 #include "minidl/tensor/error.hpp"
-#include "text_lines.hpp"
 
 namespace minidl::data {
 

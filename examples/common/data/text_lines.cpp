@@ -1,4 +1,4 @@
-#include "text_lines.hpp"
+#include "data/text_lines.hpp"
 
 #include <charconv>
 #include <cmath>

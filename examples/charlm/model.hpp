@@ -1,0 +1,110 @@
+#pragma once
+// charlm's model: makemore's Transformer (Karpathy's makemore, itself nanoGPT's GPT), with
+// its state_dict names, so a checkpoint loads into the PyTorch model and back:
+//
+//   x = wte(idx) + wpe(0..T-1)                             (B, T, C)
+//   per block, pre-norm:  x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
+//             post-norm:  x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
+//   pre-norm with a norm: x = ln_f(x)
+//   logits = lm_head(x)                                     (B, T, V)
+//
+// attn is causal self-attention with H heads of C / H channels; mlp is c_fc (4C), GELU
+// (tanh approximation, makemore's NewGELU), c_proj. Generation runs one token at a time
+// through step(), keeping each block's keys and values in a KVCache.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "minidl/minidl.hpp"
+#include "norms.hpp"
+
+namespace minidl::charlm {
+
+/// The vocabulary: token 0 is '.', the start and end of a word; 'a'..'z' are 1..26.
+inline constexpr int64_t kVocabSize = 27;
+
+struct ModelOptions {
+  int64_t block_size = 32;  // positions: a word has at most block_size - 1 letters
+  int64_t layers = 4;       // makemore's n_layer
+  int64_t heads = 4;        // n_head
+  int64_t width = 64;       // n_embd, C
+  NormKind norm = NormKind::Layer;
+  Position position = Position::Pre;
+};
+
+/// softmax(q k^T / sqrt(D)) v over heads: q (B, H, Tq, D), k and v (B, H, Tk, D) ->
+/// (B, H, Tq, D). causal: query i sees keys 0..i only (Tq == Tk); a cached step's one query
+/// sees every cached key, so it passes false.
+Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
+
+/// One block's keys and values so far, (B, H, t, D) each; undefined before the first step.
+struct LayerCache {
+  Tensor keys, values;
+};
+using KVCache = std::vector<LayerCache>;  // one per block
+
+class CausalSelfAttention : public nn::Module {
+ public:
+  CausalSelfAttention(int64_t width, int64_t heads, Generator& gen);
+  /// (B, T, C) -> (B, T, C), each position attending to itself and those before it.
+  Tensor forward(const Tensor& x) override;
+  /// (B, 1, C), the next position: its key and value are appended to cache, its query
+  /// attends to every cached position.
+  Tensor forward_cached(const Tensor& x, LayerCache& cache);
+  std::string type_name() const override { return "CausalSelfAttention"; }
+
+  std::shared_ptr<nn::Linear> c_attn;  // (3C, C): q, k, v
+  std::shared_ptr<nn::Linear> c_proj;  // (C, C)
+
+ private:
+  Tensor split_heads(const Tensor& x) const;  // (B, T, C) -> (B, H, T, D)
+  Tensor merge_heads(const Tensor& y) const;  // (B, H, T, D) -> (B, T, C)
+  int64_t heads_;
+};
+
+class Block : public nn::Module {
+ public:
+  Block(const ModelOptions& options, const std::shared_ptr<const TokenMask>& mask, Generator& gen);
+  Tensor forward(const Tensor& x) override;
+  Tensor forward_cached(const Tensor& x, LayerCache& cache);
+  std::string type_name() const override { return "Block"; }
+
+ private:
+  template <typename Attention>
+  Tensor run(const Tensor& x, Attention&& attention);
+  Tensor mlp(const Tensor& x);
+
+  Position position_;
+  std::shared_ptr<nn::Module> ln_1, ln_2;
+  std::shared_ptr<CausalSelfAttention> attn;
+  std::shared_ptr<nn::Linear> c_fc, c_proj;  // mlp.c_fc (4C, C), mlp.c_proj (C, 4C)
+};
+
+class CharTransformer : public nn::Module {
+ public:
+  /// Parameters drawn from gen in state_dict order (wte, wpe, each block, lm_head), each as
+  /// PyTorch's default init draws it.
+  CharTransformer(const ModelOptions& options, Generator& gen);
+
+  /// idx (B, T) tokens -> logits (B, T, V), every position real.
+  Tensor forward(const Tensor& idx) override;
+  /// The same with the batch's padding marked: batch-masked norms see only the real rows.
+  Tensor forward(const Tensor& idx, const TokenMask& mask);
+  /// The logits (B, V) of the next token after `tokens` (B, 1) at `position`, through the
+  /// cache (empty at position 0).
+  Tensor step(const Tensor& tokens, int64_t position, KVCache& cache);
+  std::string type_name() const override { return "Transformer"; }
+  const ModelOptions& options() const { return options_; }
+
+ private:
+  Tensor run_blocks(const Tensor& idx);
+
+  ModelOptions options_;
+  std::shared_ptr<TokenMask> mask_;  // what the batch-masked norms read
+  std::shared_ptr<nn::Embedding> wte, wpe;
+  std::vector<std::shared_ptr<Block>> blocks_;
+  std::shared_ptr<nn::Module> ln_f;  // null: post-norm, or no norm
+  std::shared_ptr<nn::Linear> lm_head;
+};
+
+}  // namespace minidl::charlm

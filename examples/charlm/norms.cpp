@@ -1,0 +1,95 @@
+#include "norms.hpp"
+
+namespace minidl::charlm {
+
+namespace {
+
+// No normalization: (B, T, C) in, the same tensor out.
+class Identity : public nn::Module {
+ public:
+  Tensor forward(const Tensor& x) override { return x; }
+  std::string type_name() const override { return "Identity"; }
+};
+
+// BatchNorm1d(C) on (B, T, C) as PyTorch applies it to (B, C, T): x.transpose(1, 2), norm,
+// back. Its statistics mix every position of every sequence, padding included.
+class ChannelsLastBatchNorm : public nn::BatchNorm1d {
+ public:
+  explicit ChannelsLastBatchNorm(int64_t channels) : nn::BatchNorm1d(channels) {}
+  Tensor forward(const Tensor& x) override {
+    return permute(nn::BatchNorm1d::forward(permute(x, {0, 2, 1})), {0, 2, 1});
+  }
+};
+
+// BatchNorm1d(C) on the real positions' rows only: gathered (M, C), normalized, and put back
+// in place, padding rows zero (a zero row appended, then gathered again), so the gradient
+// reaches exactly the real positions.
+class MaskedBatchNorm : public nn::BatchNorm1d {
+ public:
+  MaskedBatchNorm(int64_t channels, std::shared_ptr<const TokenMask> mask)
+      : nn::BatchNorm1d(channels), mask_(std::move(mask)) {}
+  Tensor forward(const Tensor& x) override {
+    const int64_t channels = x.size(-1);
+    const Tensor rows = x.reshape({-1, channels});  // (B*T, C)
+    if (!mask_->active) return nn::BatchNorm1d::forward(rows).reshape(x.shape());
+    const Tensor real = embedding(mask_->real_rows, rows);                    // (M, C)
+    const Tensor normed = nn::BatchNorm1d::forward(real);                     // (M, C)
+    const Tensor with_zero = cat({normed, Tensor::zeros({1, channels})}, 0);  // (M+1, C)
+    return embedding(mask_->output_rows, with_zero).reshape(x.shape());
+  }
+
+ private:
+  std::shared_ptr<const TokenMask> mask_;
+};
+
+constexpr NormKind kNorms[] = {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked, NormKind::None};
+
+}  // namespace
+
+std::string short_name(NormKind norm) {
+  switch (norm) {
+    case NormKind::Layer:
+      return "layer";
+    case NormKind::Rms:
+      return "rms";
+    case NormKind::Batch:
+      return "batch";
+    case NormKind::BatchMasked:
+      return "batch-masked";
+    case NormKind::None:
+      return "none";
+  }
+  return "?";
+}
+
+std::string short_name(Position position) { return position == Position::Pre ? "pre" : "post"; }
+
+NormKind parse_norm(const std::string& name) {
+  for (NormKind norm : kNorms)
+    if (short_name(norm) == name) return norm;
+  throw UsageError(cat("--norm: unknown norm \"", name, "\": choose from layer, rms, batch, batch-masked, none"));
+}
+
+Position parse_position(const std::string& name) {
+  if (name == "pre") return Position::Pre;
+  if (name == "post") return Position::Post;
+  throw UsageError(cat("--norm-position: unknown position \"", name, "\": choose from pre, post"));
+}
+
+std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask) {
+  switch (kind) {
+    case NormKind::Layer:
+      return std::make_shared<nn::LayerNorm>(channels);
+    case NormKind::Rms:
+      return std::make_shared<nn::RMSNorm>(channels);
+    case NormKind::Batch:
+      return std::make_shared<ChannelsLastBatchNorm>(channels);
+    case NormKind::BatchMasked:
+      return std::make_shared<MaskedBatchNorm>(channels, std::move(mask));
+    case NormKind::None:
+      return std::make_shared<Identity>();
+  }
+  return nullptr;
+}
+
+}  // namespace minidl::charlm

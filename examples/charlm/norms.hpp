@@ -1,0 +1,39 @@
+#pragma once
+// The norms a transformer block of charlm can use (--norm), each a module over (B, T, C)
+// activations whose state_dict names are PyTorch's for that norm:
+//   layer         LayerNorm(C), eps 1e-5
+//   rms           RMSNorm(C), eps = float32's machine epsilon (PyTorch 2.x's None)
+//   batch         BatchNorm1d(C) over (B, C, T): statistics over every position, padding too
+//   batch-masked  BatchNorm1d(C) over the (M, C) rows of the M real positions only; the
+//                 padding positions' outputs are zero
+//   none          the identity, no state
+// In eval mode both BatchNorms normalize each position with the running statistics.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minidl/minidl.hpp"
+
+namespace minidl::charlm {
+
+enum class NormKind { Layer, Rms, Batch, BatchMasked, None };
+enum class Position { Pre, Post };  // x + f(norm(x)), or norm(x + f(x))
+
+std::string short_name(NormKind norm);      // "layer", "rms", "batch", "batch-masked", "none"
+std::string short_name(Position position);  // "pre", "post"
+/// The norm named `name`; UsageError listing the choices otherwise.
+NormKind parse_norm(const std::string& name);
+Position parse_position(const std::string& name);
+
+/// Which of a batch's B x T positions hold a token (the rest are padding), shared by a model
+/// and its batch-masked norms. Inactive: every position is real.
+struct TokenMask {
+  bool active = false;
+  Tensor real_rows;    // (M) flat positions b * T + t of the real tokens, in order
+  Tensor output_rows;  // (B * T) for each position its row among the M real ones, M for padding
+};
+
+/// A fresh norm of `kind` over C channels; batch-masked reads the mask as it is at each forward.
+std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask);
+
+}  // namespace minidl::charlm

@@ -1,0 +1,99 @@
+#include "report.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "lesson/seeds.hpp"
+#include "lesson/train_run.hpp"
+
+namespace minidl::charlm {
+
+namespace {
+
+// "2.105 [2.091, 2.120]", or "-" when no run finished.
+std::string spread_text(const std::vector<double>& values) {
+  const lesson::Spread s = lesson::spread_of(values);
+  if (s.count == 0) return "-";
+  return cat(lesson::figure_text(s.mean), " [", lesson::figure_text(s.min), ", ", lesson::figure_text(s.max), "]");
+}
+
+std::string padded(std::string text, size_t width) {
+  if (text.size() < width) text += std::string(width - text.size(), ' ');
+  return text;
+}
+
+}  // namespace
+
+std::string results_table(const Settings& s, const std::vector<RunResult>& results) {
+  std::string table = cat("over seeds ", lesson::seeds_text(s.seeds), ": mean [min, max]\n");
+  table += padded("run", 18) + padded("train loss", 26) + "val loss\n";
+  for (NormKind norm : s.norms)
+    for (Position position : s.positions) {
+      std::vector<double> train, val;
+      size_t runs = 0;
+      for (const RunResult& r : results)
+        if (r.norm == norm && r.position == position) {
+          ++runs;
+          train.push_back(r.train_loss);
+          val.push_back(r.val_loss);
+        }
+      std::string line = padded(run_name(norm, position), 18) + padded(spread_text(train), 26) + spread_text(val);
+      const size_t finished = lesson::spread_of(val).count;
+      if (finished < runs) line += cat("   (", runs - finished, " of ", runs, " runs did not finish)");
+      table += line + "\n";
+    }
+  return table;
+}
+
+std::string curves_csv(const std::vector<RunResult>& results) {
+  std::string csv = "run,seed,step,loss\n";
+  char row[96];
+  for (const RunResult& r : results)
+    for (size_t i = 0; i < r.curve.size(); ++i) {
+      std::snprintf(row, sizeof row, ",%llu,%zu,%.9g\n", static_cast<unsigned long long>(r.seed), i + 1,
+                    double(r.curve[i]));
+      csv += run_name(r.norm, r.position) + row;
+    }
+  return csv;
+}
+
+std::string val_curves_csv(const std::vector<RunResult>& results) {
+  std::string csv = "run,seed,step,val_loss\n";
+  char row[96];
+  for (const RunResult& r : results)
+    for (const ValPoint& point : r.val_curve) {
+      std::snprintf(row, sizeof row, ",%llu,%lld,%.9g\n", static_cast<unsigned long long>(r.seed),
+                    static_cast<long long>(point.step), double(point.loss));
+      csv += run_name(r.norm, r.position) + row;
+    }
+  return csv;
+}
+
+std::string summary_json(const Settings& s, const std::vector<RunResult>& results, int stop_signal) {
+  using json = nlohmann::ordered_json;
+  json runs = json::array();
+  for (const RunResult& r : results)  // NaN figures come out as null
+    runs.push_back({{"norm", short_name(r.norm)},
+                    {"position", short_name(r.position)},
+                    {"seed", r.seed},
+                    {"train_loss", r.train_loss},
+                    {"val_loss", r.val_loss},
+                    {"seconds", r.seconds},
+                    {"steps", r.curve.size()},
+                    {"interrupted", r.interrupted},
+                    {"error", r.failure ? json(*r.failure) : json()}});
+  const RunOptions& o = s.run;
+  const json settings = {{"data", s.data_file},          {"steps", o.steps},
+                         {"batch_size", o.batch_size},   {"lr", o.lr},
+                         {"warmup", o.trainer.warmup},   {"schedule", lesson::short_name(o.trainer.schedule)},
+                         {"layers", o.model.layers},     {"heads", o.model.heads},
+                         {"width", o.model.width},       {"block_size", o.model.block_size},
+                         {"eval_every", o.eval_every},   {"seeds", s.seeds},
+                         {"init_from", s.init_from_dir}, {"batch_order", s.batch_order}};
+  const json interrupted = stop_signal == SIGINT ? json("SIGINT") : stop_signal == SIGTERM ? json("SIGTERM") : json();
+  const json summary = {{"settings", settings}, {"interrupted", interrupted}, {"runs", runs}};
+  return summary.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace minidl::charlm

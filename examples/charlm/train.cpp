@@ -1,0 +1,133 @@
+#include "train.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace minidl::charlm {
+
+namespace {
+
+constexpr int64_t kEvalBatch = 250;  // words per validation batch
+
+// Batches of training-split positions: each epoch a permutation (Fisher-Yates, as the
+// library's DataLoader shuffles, from a generator of the run's seed kept apart from the
+// init's, or the --batch-order line), cut into whole batches, the short last one dropped.
+class BatchSampler {
+ public:
+  BatchSampler(const RunOptions& o, int64_t train_words)
+      : options_(o), words_(train_words), generator_(o.seed ^ 0x5eedba7c4ULL) {}
+  std::vector<int64_t> next() {
+    if (cursor_ + options_.batch_size > int64_t(order_.size())) new_epoch();
+    std::vector<int64_t> picks(order_.begin() + cursor_, order_.begin() + cursor_ + options_.batch_size);
+    cursor_ += options_.batch_size;
+    return picks;
+  }
+
+ private:
+  void new_epoch() {
+    cursor_ = 0;
+    if (!options_.batch_order.empty()) {
+      order_ = options_.batch_order[size_t(epoch_++)];
+      return;
+    }
+    order_.resize(size_t(words_));
+    std::iota(order_.begin(), order_.end(), int64_t(0));
+    for (int64_t i = words_ - 1; i > 0; --i) std::swap(order_[size_t(i)], order_[generator_.below(uint64_t(i) + 1)]);
+    ++epoch_;
+  }
+  const RunOptions& options_;
+  int64_t words_;
+  Generator generator_;
+  std::vector<int64_t> order_;
+  int64_t cursor_ = 0, epoch_ = 0;
+};
+
+Tensor batch_loss(CharTransformer& model, const Batch& batch, Reduction reduction) {
+  const Tensor logits = model.forward(batch.x, batch.mask);  // (B, T, V)
+  return cross_entropy(logits.reshape({-1, kVocabSize}), batch.y, {.ignore_index = -1, .reduction = reduction});
+}
+
+float mean_of_last(const std::vector<float>& curve, int64_t count) {
+  const auto n = std::min<int64_t>(count, int64_t(curve.size()));
+  double sum = 0.0;
+  for (int64_t i = int64_t(curve.size()) - n; i < int64_t(curve.size()); ++i) sum += curve[size_t(i)];
+  return n > 0 ? float(sum / double(n)) : std::numeric_limits<float>::quiet_NaN();
+}
+
+std::string failed_at(const RunOptions& o, int64_t step, const std::string& what) {
+  return cat("run \"", run_name(o.model.norm, o.model.position), "\" (seed ", o.seed, "): ", what, " at step ", step);
+}
+
+}  // namespace
+
+std::string run_name(NormKind norm, Position position) { return short_name(norm) + "-" + short_name(position); }
+
+float evaluate(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& indices) {
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  double sum = 0.0;
+  int64_t tokens = 0;
+  for (size_t start = 0; start < indices.size(); start += kEvalBatch) {
+    const size_t end = std::min(indices.size(), start + kEvalBatch);
+    const Batch batch = make_batch(words, {indices.begin() + int64_t(start), indices.begin() + int64_t(end)});
+    sum += batch_loss(model, batch, Reduction::Sum).item();
+    tokens += batch.tokens;
+  }
+  model.train(was_training);
+  return float(sum / double(tokens));
+}
+
+RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCallback& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  RunResult result{.norm = o.model.norm, .position = o.model.position, .seed = o.seed};
+  Generator init(o.seed);
+  result.model = std::make_shared<CharTransformer>(o.model, init);
+  if (o.init) result.model->load_state_dict(*o.init, /*strict=*/true);
+  CharTransformer& model = *result.model;
+  const auto per_epoch = steps_per_epoch(int64_t(data.train.size()), o.batch_size);
+  auto optimizer = lesson::make_optimizer(o.trainer, o.lr, model.parameters());
+  auto schedule = lesson::make_schedule(o.trainer, *optimizer, o.steps, per_epoch);
+  BatchSampler sampler(o, int64_t(data.train.size()));
+  auto finish = [&] {
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (result.ok()) return;
+    result.train_loss = result.val_loss = std::numeric_limits<float>::quiet_NaN();
+  };
+  for (int64_t step = 1; step <= o.steps; ++step) {
+    if (o.stop && o.stop->load()) {
+      result.interrupted = true;
+      result.failure = failed_at(o, step, "interrupted");
+      finish();
+      return result;
+    }
+    std::vector<int64_t> picks = sampler.next();
+    for (int64_t& pick : picks) pick = data.train[size_t(pick)];
+    const Tensor loss = batch_loss(model, make_batch(data.words, picks), Reduction::Mean);
+    optimizer->zero_grad();
+    loss.backward();
+    optimizer->step();
+    if (schedule) schedule->step();
+    result.curve.push_back(loss.item());
+    if (!std::isfinite(result.curve.back())) {
+      result.failure = failed_at(o, step, cat("the loss became ", result.curve.back()));
+      finish();
+      return result;
+    }
+    if (step % o.eval_every == 0 || step == o.steps) {
+      result.val_curve.push_back({step, evaluate(model, data.words, data.val)});
+      result.train_loss = mean_of_last(result.curve, step % o.eval_every == 0 ? o.eval_every : step % o.eval_every);
+      result.val_loss = result.val_curve.back().loss;
+      result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (progress) progress(result, step, o.steps);
+    }
+  }
+  if (o.steps == 0) result.val_loss = evaluate(model, data.words, data.val);
+  if (o.steps == 0) result.train_loss = std::numeric_limits<float>::quiet_NaN();
+  finish();
+  return result;
+}
+
+}  // namespace minidl::charlm

@@ -1,0 +1,189 @@
+// charlm's model (examples/charlm): state_dict names, the key/value cache against a full
+// forward, padding, the batches it trains on, and a training run that follows its batch order.
+#include <catch2/catch.hpp>
+
+#include "model.hpp"
+#include "sample.hpp"
+#include "support/check.hpp"
+#include "train.hpp"
+#include "words.hpp"
+
+using namespace minidl;
+using namespace minidl::charlm;
+using minidl::testing::check_close;
+
+namespace {
+
+constexpr NormKind kAllNorms[] = {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked,
+                                  NormKind::None};
+
+// Small enough to run in milliseconds; two heads and two blocks keep every path.
+ModelOptions small_model(NormKind norm, Position position) {
+  return {.block_size = 12, .layers = 2, .heads = 2, .width = 16, .norm = norm, .position = position};
+}
+
+// Running statistics away from 0 and 1, so eval-mode BatchNorm does something.
+void set_running_stats(CharTransformer& model, Generator& gen) {
+  for (auto& [name, buffer] : model.named_buffers()) {
+    if (name.ends_with("running_mean")) buffer.copy_(Tensor::randn(buffer.shape(), gen, 0.0f, 0.5f));
+    if (name.ends_with("running_var")) buffer.copy_(Tensor::rand(buffer.shape(), gen, 0.5f, 2.0f));
+  }
+}
+
+// Both bounds from float32, whatever the summation order: each logit is a few layers of dot
+// products of at most 4C = 64 terms, each rounded within 64 u sum |a_i b_i| (u = 6e-8, so
+// 4e-6 of sums of magnitude below 10: 4e-5), and the two paths sum in other orders (gemm
+// shapes differ); softmax and the norms add a few u relative. 1e-4 absolute and relative
+// holds that with room, and is far below any wrong mask or cache (differences of 0.1 and up).
+constexpr double kAtol = 1e-4, kRtol = 1e-4;
+
+const std::vector<std::string> kWords{"ab", "abc", "hello", "z", "world", "cab", "tree", "zebra"};
+
+}  // namespace
+
+TEST_CASE("charlm model: state_dict names and shapes are makemore's", "[charlm]") {
+  Generator gen(0);
+  CharTransformer pre(ModelOptions{}, gen);
+  const nn::StateDict state = pre.state_dict();
+  REQUIRE(state.size() == 2 + 4 * 12 + 2 + 1);
+  CHECK(state[0].name == "transformer.wte.weight");
+  CHECK(state[0].value.shape() == Shape{27, 64});
+  CHECK(state[1].name == "transformer.wpe.weight");
+  CHECK(state[1].value.shape() == Shape{32, 64});
+  CHECK(state[2].name == "transformer.h.0.ln_1.weight");
+  CHECK(state[4].name == "transformer.h.0.attn.c_attn.weight");
+  CHECK(state[4].value.shape() == Shape{192, 64});
+  CHECK(state[6].name == "transformer.h.0.attn.c_proj.weight");
+  CHECK(state[10].name == "transformer.h.0.mlp.c_fc.weight");
+  CHECK(state[10].value.shape() == Shape{256, 64});
+  CHECK(state[12].name == "transformer.h.0.mlp.c_proj.weight");
+  CHECK(state[12].value.shape() == Shape{64, 256});
+  CHECK(state[50].name == "transformer.ln_f.weight");
+  CHECK(state.back().name == "lm_head.weight");
+  CHECK(state.back().value.shape() == Shape{27, 64});
+
+  CharTransformer post({.position = Position::Post}, gen);
+  CHECK(post.state_dict().size() == state.size() - 2);  // no ln_f after post-norm blocks
+  CharTransformer none({.norm = NormKind::None}, gen);
+  CHECK(none.state_dict().size() == 2 + 4 * 8 + 1);
+  CharTransformer batch({.norm = NormKind::BatchMasked}, gen);
+  CHECK(batch.state_dict()[4].name == "transformer.h.0.ln_1.running_mean");
+  CHECK(batch.state_dict()[6].name == "transformer.h.0.ln_1.num_batches_tracked");
+}
+
+TEST_CASE("charlm model: the same seed draws the same weights, wte and wpe from N(0, 1)", "[charlm]") {
+  Generator a(3), b(3);
+  const nn::StateDict first = CharTransformer(ModelOptions{}, a).state_dict();
+  const nn::StateDict second = CharTransformer(ModelOptions{}, b).state_dict();
+  for (size_t i = 0; i < first.size(); ++i) CHECK(first[i].value.to_vector() == second[i].value.to_vector());
+  Generator draw(3);
+  CHECK(first[0].value.to_vector() == Tensor::randn({27, 64}, draw).to_vector());
+}
+
+TEST_CASE("charlm model: the key/value cache gives a full forward's logits, every norm and position", "[charlm]") {
+  const std::vector<float> prefix{0, 8, 5, 12, 12, 15, 3, 20};  // ".helloct" as tokens
+  for (NormKind norm : kAllNorms)
+    for (Position position : {Position::Pre, Position::Post}) {
+      INFO(run_name(norm, position));
+      Generator gen(1);
+      CharTransformer model(small_model(norm, position), gen);
+      set_running_stats(model, gen);
+      model.eval();
+      NoGradGuard no_grad;
+      const auto t = int64_t(prefix.size());
+      const Tensor full = model.forward(Tensor::from_vector(prefix, {1, t}));  // (1, T, V)
+      KVCache cache;
+      std::vector<Tensor> steps;
+      for (int64_t i = 0; i < t; ++i)
+        steps.push_back(model.step(Tensor::full({1, 1}, prefix[size_t(i)]), i, cache).reshape({1, 1, kVocabSize}));
+      check_close(cat(steps, 1), full, kAtol, kRtol);
+      CHECK(cache.size() == 2);
+      CHECK(cache[0].keys.shape() == Shape{1, 2, t, 8});
+    }
+}
+
+TEST_CASE("charlm model: padding changes neither the loss nor the real positions' logits", "[charlm]") {
+  // layer, rms, batch-masked and none in training mode: the same words padded 5 positions
+  // further. (batch's statistics count the padding: it is the norm that fails this.)
+  const std::vector<int64_t> picks{0, 2, 3, 6};
+  const Batch tight = make_batch(kWords, picks), loose = make_batch(kWords, picks, tight.x.size(1) + 5);
+  for (NormKind norm : {NormKind::Layer, NormKind::Rms, NormKind::BatchMasked, NormKind::None})
+    for (Position position : {Position::Pre, Position::Post}) {
+      INFO(run_name(norm, position));
+      Generator gen(2);
+      CharTransformer model(small_model(norm, position), gen);
+      const Tensor a = model.forward(tight.x, tight.mask), b = model.forward(loose.x, loose.mask);
+      check_close(narrow(b, 1, 0, tight.x.size(1)), a, kAtol, kRtol);
+      const CrossEntropyOptions ignore_padding{.ignore_index = -1};
+      const float loss_a = cross_entropy(a.reshape({-1, kVocabSize}), tight.y, ignore_padding).item();
+      const float loss_b = cross_entropy(b.reshape({-1, kVocabSize}), loose.y, ignore_padding).item();
+      CHECK(loss_b == Approx(loss_a).epsilon(kRtol));
+    }
+}
+
+TEST_CASE("charlm model: in eval mode a longer batch mate changes no word's logits, every norm", "[charlm]") {
+  const Batch alone = make_batch(kWords, {0, 3}), joined = make_batch(kWords, {0, 3, 7});
+  for (NormKind norm : kAllNorms) {
+    INFO(short_name(norm));
+    Generator gen(4);
+    CharTransformer model(small_model(norm, Position::Pre), gen);
+    set_running_stats(model, gen);
+    model.eval();
+    const Tensor a = model.forward(alone.x, alone.mask), b = model.forward(joined.x, joined.mask);
+    check_close(narrow(narrow(b, 0, 0, 2), 1, 0, alone.x.size(1)), a, kAtol, kRtol);
+  }
+}
+
+TEST_CASE("charlm words: a batch is [0, word] and [word, 0], padded with 0 and -1", "[charlm]") {
+  const Batch batch = make_batch({"ab", "c"}, {0, 1});
+  CHECK(batch.x.shape() == Shape{2, 3});
+  CHECK(batch.x.to_vector() == std::vector<float>{0, 1, 2, 0, 3, 0});
+  CHECK(batch.y.to_vector() == std::vector<float>{1, 2, 0, 3, 0, -1});
+  CHECK(batch.tokens == 5);
+  CHECK(batch.mask.real_rows.to_vector() == std::vector<float>{0, 1, 2, 3, 4});
+  CHECK(batch.mask.output_rows.to_vector() == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CHECK(word_of({8, 9, 0, 1}) == "hi");
+}
+
+TEST_CASE("charlm train_run: the steps follow --batch-order's batches, as a loop by hand", "[charlm]") {
+  WordSplit data{.words = kWords, .train = {0, 1, 2, 3, 4, 5}, .val = {6, 7}};
+  RunOptions options{.model = small_model(NormKind::Layer, Position::Pre), .seed = 5, .steps = 4, .batch_size = 2};
+  options.eval_every = 2;
+  options.batch_order = {{5, 4, 3, 2, 1, 0}, {0, 2, 4, 1, 3, 5}};
+  const RunResult run = train_run(data, options);
+  REQUIRE(run.ok());
+
+  Generator gen(5);  // the same init, the same optimizer, the file's batches
+  CharTransformer model(options.model, gen);
+  auto optimizer = lesson::make_optimizer(options.trainer, options.lr, model.parameters());
+  const std::vector<std::vector<int64_t>> batches{{5, 4}, {3, 2}, {1, 0}, {0, 2}};
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const Batch batch = make_batch(kWords, batches[i]);
+    const Tensor loss =
+        cross_entropy(model.forward(batch.x, batch.mask).reshape({-1, kVocabSize}), batch.y, {.ignore_index = -1});
+    optimizer->zero_grad();
+    loss.backward();
+    optimizer->step();
+    CHECK(run.curve[i] == loss.item());
+  }
+  REQUIRE(run.val_curve.size() == 2);
+  CHECK(run.val_curve[1].step == 4);
+  CHECK(run.val_loss == evaluate(model, kWords, {6, 7}));
+  CHECK(run.train_loss == Approx((run.curve[2] + run.curve[3]) / 2));
+
+  options.batch_order = {{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}};
+  CHECK(train_run(data, options).curve != run.curve);
+}
+
+TEST_CASE("charlm sampling: words of a-z from a seeded stream, the same seed the same words", "[charlm]") {
+  Generator init(0);
+  CharTransformer model(small_model(NormKind::BatchMasked, Position::Post), init);
+  Generator a(9), b(9);
+  const std::vector<std::string> first = sample_words(model, 5, {.temperature = 0.8, .top_k = 5}, a);
+  CHECK(first == sample_words(model, 5, {.temperature = 0.8, .top_k = 5}, b));
+  for (const std::string& word : first) {
+    CHECK(word.size() < 12);
+    CHECK(word.find_first_not_of("abcdefghijklmnopqrstuvwxyz") == std::string::npos);
+  }
+  CHECK_FALSE(model.is_training());
+}
