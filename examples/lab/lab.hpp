@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/digits.hpp"
+#include "words.hpp"
 
 namespace minidl::lab {
 
@@ -71,10 +72,11 @@ struct Outcome {
   Decision decision;
 };
 
-/// What experiments see: the settings and the lesson's data.
+/// What experiments see: the settings, the lesson's digits and charlm's words.
 struct Context {
   const Settings& settings;
   const data::DigitsSplit& data;
+  const charlm::WordSplit& words;
 };
 
 /// Who an experiment is: what the report and `lab list` say of it before any set-up.

@@ -10,6 +10,7 @@
 
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "model.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 #include "report.hpp"
@@ -25,8 +26,11 @@ using Clock = std::chrono::steady_clock;
 
 void list_experiments() {
   size_t number = 0;
-  for (const auto& e : all_experiments())
-    std::printf("%2zu. %-18s %s (%s)\n", ++number, e->name().c_str(), e->claim().c_str(), e->source().c_str());
+  for (const Chapter& chapter : chapters()) {
+    std::printf("%s%s\n", number == 0 ? "" : "\n", chapter.title.c_str());
+    for (const auto& e : chapter.experiments)
+      std::printf("%2zu. %-18s %s (%s)\n", ++number, e->name().c_str(), e->claim().c_str(), e->source().c_str());
+  }
 }
 
 // On a terminal one line redrawn in place; otherwise a plain line at every tenth of the jobs.
@@ -53,7 +57,8 @@ int run(const Command& command) {
         "gnuplot is not on PATH, and the lab draws its pictures with it: install gnuplot (apt-get install "
         "gnuplot-nox)");
   const data::DigitsSplit data = data::load_digits(s.data_dir);
-  const Context context{s, data};
+  const charlm::WordSplit words = charlm::load_split(s.data_dir + "/words.txt", charlm::ModelOptions{}.block_size - 1);
+  const Context context{s, data, words};
   std::vector<Job> jobs;
   std::vector<size_t> first_job;  // per experiment, its first job's index
   for (const auto& e : experiments) {

@@ -7,15 +7,24 @@
 
 namespace minidl::lab {
 
-const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
+const std::vector<Chapter>& chapters() {
   // One line per experiment: a later issue adds its own here.
+  static const std::vector<Chapter> list{
+      {"The digits: an MLP, a CNN and residual stacks",
+       {depth_experiment(), learning_rate_experiment(), init_scale_experiment(), batch_size_experiment(),
+        eval_mode_experiment(), running_stats_experiment(), batch_mates_experiment(), bias_before_norm_experiment(),
+        rms_offset_experiment(), group_norm_experiment(), careful_init_experiment(), cnn_batch_size_experiment(),
+        pre_post_norm_experiment(), adam_norm_experiment(), nothing_to_sync_experiment()}},
+      {"Sequences: why transformers use LayerNorm (charlm on the word list)", {}},
+  };
+  return list;
+}
+
+const std::vector<std::shared_ptr<const Experiment>>& all_experiments() {
   static const std::vector<std::shared_ptr<const Experiment>> experiments = [] {
-    std::vector<std::shared_ptr<const Experiment>> list{
-        depth_experiment(),         learning_rate_experiment(),    init_scale_experiment(),
-        batch_size_experiment(),    eval_mode_experiment(),        running_stats_experiment(),
-        batch_mates_experiment(),   bias_before_norm_experiment(), rms_offset_experiment(),
-        group_norm_experiment(),    careful_init_experiment(),     cnn_batch_size_experiment(),
-        pre_post_norm_experiment(), adam_norm_experiment(),        nothing_to_sync_experiment()};
+    std::vector<std::shared_ptr<const Experiment>> list;
+    for (const Chapter& chapter : chapters())
+      list.insert(list.end(), chapter.experiments.begin(), chapter.experiments.end());
     return list;
   }();
   return experiments;

@@ -49,31 +49,39 @@ void write_experiment(const Experiment& e, size_t number, const Settings& s, con
 
 void write_readme(const std::string& out_dir, const std::string& timing) {
   const fs::path dir(out_dir);
-  std::string overview = "| # | experiment | claim | verdict |\n| ---: | --- | --- | --- |\n";
-  std::string sections;
+  const std::string table_head = "| # | experiment | claim | verdict |\n| ---: | --- | --- | --- |\n";
+  std::string overview, sections;
   size_t number = 0;
-  for (const auto& e : all_experiments()) {
-    ++number;
-    const fs::path section = dir / (e->name() + ".md");
-    std::string verdict = "not run";
-    if (fs::exists(section)) {
-      const std::string text = read_file(section);
-      const size_t at = text.find(kVerdictMark);
-      if (at != std::string::npos) {
-        const size_t from = at + std::string(kVerdictMark).size();
-        verdict = text.substr(from, text.find(" -->", from) - from);
+  for (const Chapter& chapter : chapters()) {
+    if (chapter.experiments.empty()) continue;
+    overview += cat("**", chapter.title, "**\n\n", table_head);
+    sections += cat("# ", chapter.title, "\n\n");
+    for (const auto& e : chapter.experiments) {
+      ++number;
+      const fs::path section = dir / (e->name() + ".md");
+      std::string verdict = "not run";
+      if (fs::exists(section)) {
+        const std::string text = read_file(section);
+        const size_t at = text.find(kVerdictMark);
+        if (at != std::string::npos) {
+          const size_t from = at + std::string(kVerdictMark).size();
+          verdict = text.substr(from, text.find(" -->", from) - from);
+        }
+        sections += text.substr(text.find('\n') + 1) + "\n";
       }
-      sections += text.substr(text.find('\n') + 1) + "\n";
+      overview += cat("| ", number, " | [", e->title(), "](#", anchor(cat(number, ". ", e->title())), ") | ",
+                      e->claim(), " | **", verdict, "** |\n");
     }
-    overview += cat("| ", number, " | [", e->title(), "](#", anchor(cat(number, ". ", e->title())), ") | ", e->claim(),
-                    " | **", verdict, "** |\n");
+    overview += "\n";
   }
   std::string md =
       "# The lab: the lesson's claims about normalization, measured\n\n"
-      "Most experiments train the lesson's network (8 x [Linear(64), norm, Tanh], then Linear(10); SGD lr "
+      "The first chapter's experiments mostly train the lesson's network (8 x [Linear(64), norm, Tanh], then "
+      "Linear(10); SGD lr "
       "0.05, batch 64, 5 epochs on the digits), changing one thing at a time, over several seeds; others check "
       "a layer exactly, or train the digits' CNN, residual MLPs, or the lesson on several processes under "
-      "mpirun. Every verdict is computed by the program from the figures, by the rule printed before "
+      "mpirun. The sequence chapter trains `charlm`, a character-level transformer (docs/charlm.md), on the "
+      "word list. Every verdict is computed by the program from the figures, by the rule printed before "
       "them. A rule never decides on which side of a threshold a figure of training runs sits when the figure is "
       "within its margin of it (2 standard errors of its mean over seeds, at least a floor the rule names): such "
       "a verdict reads \"inconclusive\", so the last bits of chaotic runs, which change with the BLAS kernel, "
@@ -87,7 +95,7 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
   const fs::path timing_file = dir / "run_all_timing.txt";
   if (!timing.empty()) write_file(timing_file, timing);
   if (fs::exists(timing_file)) md += read_file(timing_file) + "\n\n";
-  md += overview + "\n" + sections;
+  md += overview + sections;
   write_file(dir / "README.md", md);
 }
 
