@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "registry.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -65,7 +66,13 @@ TEST_CASE("lab list names every experiment with its claim", "[lab][cli]") {
   TempDir dir;
   const ProcessResult r = lab(dir, {"list"});
   REQUIRE(r.exit_code == 0);
-  CHECK(count_lines(r.out) == 15);
+  size_t expected_lines = minidl::lab::chapters().size() - 1;  // a blank line between chapters
+  for (const minidl::lab::Chapter& chapter : minidl::lab::chapters()) {
+    CHECK(r.out.find(chapter.title + "\n") != std::string::npos);
+    expected_lines += 1 + chapter.experiments.size();
+  }
+  CHECK(count_lines(r.out) == expected_lines);
+  CHECK(r.out.starts_with("The digits: an MLP, a CNN and residual stacks\n 1. depth "));
   CHECK(r.out.find(" 7. batch_mates ") != std::string::npos);
   CHECK(r.out.find("12. cnn_batch_size ") != std::string::npos);
   CHECK(r.out.find("14. adam_norm ") != std::string::npos);
