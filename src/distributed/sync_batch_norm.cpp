@@ -27,28 +27,6 @@ ChannelMoments merge(const ChannelMoments& a, const ChannelMoments& b) {
   return {n, a.mean + delta * b.count / n, a.m2 + b.m2 + delta * delta * a.count * b.count / n};
 }
 
-// The (N, C) paths (BatchNorm1d's input, inner == 1) take one row of C channels at a time,
-// adding each channel's value to its own accumulator: every channel still sums its values
-// in the order of n, as the general loops do (the same bits), but the loop over channels
-// runs in vector lanes. The outputs never overlap the inputs (omp simd says so).
-void add_row(double* sums, const float* row, int64_t C) {
-#pragma omp simd
-  for (int64_t c = 0; c < C; ++c) sums[c] += double(row[c]);
-}
-
-// x_hat of channel c's value v: Moments::centered(v) * rstd from the saved (C) statistics.
-float x_hat(const kernels::NormStats& stats, int64_t c, float v) {
-  return kernels::Moments{stats.mean[c], stats.mean_rest[c], stats.rstd[c]}.centered(v) * stats.rstd[c];
-}
-
-void add_squared_deviations(double* m2, const float* row, const double* mean, int64_t C) {
-#pragma omp simd
-  for (int64_t c = 0; c < C; ++c) {
-    const double d = double(row[c]) - mean[c];
-    m2[c] += d * d;
-  }
-}
-
 // This rank's per-channel count, mean and m2 in double, two passes (never E[x^2] - E[x]^2).
 // Packed for the gather as [count, mean (C), m2 (C)].
 std::vector<double> local_moments(const float* x, const kernels::ChannelNormLayout& l) {
@@ -57,19 +35,11 @@ std::vector<double> local_moments(const float* x, const kernels::ChannelNormLayo
   packed[0] = double(l.per_channel());
   double* mean = packed.data() + 1;
   double* m2 = mean + C;
-  if (l.inner == 1) {  // (N, C): each channel summed over n in the same order, a row at a time
-    for (int64_t n = 0; n < l.batch; ++n) add_row(mean, x + n * C, C);
-  } else {
-    for (int64_t n = 0; n < l.batch; ++n)
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t i = 0, at = (n * C + c) * l.inner; i < l.inner; ++i) mean[c] += double(x[at + i]);
-  }
+  for (int64_t n = 0; n < l.batch; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0, at = (n * C + c) * l.inner; i < l.inner; ++i) mean[c] += double(x[at + i]);
   if (packed[0] == 0.0) return packed;
   for (int64_t c = 0; c < C; ++c) mean[c] /= packed[0];
-  if (l.inner == 1) {
-    for (int64_t n = 0; n < l.batch; ++n) add_squared_deviations(m2, x + n * C, mean, C);
-    return packed;
-  }
   for (int64_t n = 0; n < l.batch; ++n)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t i = 0, at = (n * C + c) * l.inner; i < l.inner; ++i) {
@@ -107,20 +77,6 @@ std::vector<double> local_grad_sums(const float* dy, const float* x, const kerne
                                     const kernels::ChannelNormLayout& l) {
   const int64_t C = l.channels;
   std::vector<double> sums(size_t(2 * C), 0.0);
-  if (l.inner == 1) {  // (N, C): a row at a time, each channel in the order of n (as below)
-    double* sum_dy = sums.data();
-    double* sum_dy_xhat = sum_dy + C;
-    for (int64_t n = 0; n < l.batch; ++n) {
-      const float* dyr = dy + n * C;  // (C)
-      const float* xr = x + n * C;    // (C)
-#pragma omp simd
-      for (int64_t c = 0; c < C; ++c) {
-        sum_dy[c] += double(dyr[c]);
-        sum_dy_xhat[c] += double(dyr[c]) * double(x_hat(stats, c, xr[c]));
-      }
-    }
-    return sums;
-  }
   for (int64_t n = 0; n < l.batch; ++n)
     for (int64_t c = 0; c < C; ++c) {
       const kernels::Moments m = kernels::Moments::load(stats, c);
@@ -132,38 +88,10 @@ std::vector<double> local_grad_sums(const float* dy, const float* x, const kerne
   return sums;
 }
 
-// input_grad for (N, C): each channel's three factors once, then a row at a time, with the
-// same float operations per value as the general loop (the same bits).
-void input_grad_rows(float* dx, const float* dy, const float* x, const kernels::NormStats& stats, const float* weight,
-                     const std::vector<double>& global_sums, double count, int64_t C, int64_t batch) {
-  std::vector<float> factors(size_t(3 * C));  // (3, C): weight * rstd, mean(dy), mean(dy * x_hat)
-  float* scale = factors.data();
-  float* mean_dy = scale + C;
-  float* mean_dy_xhat = mean_dy + C;
-  for (int64_t c = 0; c < C; ++c) {
-    scale[c] = (weight ? weight[c] : 1.0f) * stats.rstd[c];
-    mean_dy[c] = float(global_sums[size_t(c)] / count);
-    mean_dy_xhat[c] = float(global_sums[size_t(C + c)] / count);
-  }
-  for (int64_t n = 0; n < batch; ++n) {
-    const float* dyr = dy + n * C;  // (C)
-    const float* xr = x + n * C;    // (C)
-    float* dxr = dx + n * C;        // (C)
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) {
-      dxr[c] = scale[c] * (dyr[c] - mean_dy[c] - x_hat(stats, c, xr[c]) * mean_dy_xhat[c]);
-    }
-  }
-}
-
 // dx = weight * rstd * (dy - sum(dy) / n - x_hat * sum(dy * x_hat) / n), sums and n global.
 void input_grad(float* dx, const float* dy, const float* x, const kernels::NormStats& stats, const float* weight,
                 const std::vector<double>& global_sums, double count, const kernels::ChannelNormLayout& l) {
   const int64_t C = l.channels;
-  if (l.inner == 1) {
-    input_grad_rows(dx, dy, x, stats, weight, global_sums, count, C, l.batch);
-    return;
-  }
   for (int64_t n = 0; n < l.batch; ++n)
     for (int64_t c = 0; c < C; ++c) {
       const kernels::Moments m = kernels::Moments::load(stats, c);
