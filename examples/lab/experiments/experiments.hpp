@@ -29,6 +29,10 @@ std::shared_ptr<const Experiment> adam_norm_experiment();
 // Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> nothing_to_sync_experiment();
 
+// ---- the sequence chapter (experiments/sequence/) ----
+// Runs `mpirun ... charlm --distributed` (built with MPI only; otherwise "not run").
+std::shared_ptr<const Experiment> charlm_sync_experiment();
+
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)
 /// as its batch mates change, and how it differs between training and eval mode and batch sizes.
