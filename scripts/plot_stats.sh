@@ -9,24 +9,30 @@
 #                            the vanishing picture;
 #   stats_4_update_ratio.png per Linear weight, std(update) / std(weight) at every recorded
 #                            step, log scale, with the 1e-3 guide line.
-# The step is --step N, else the last step of epoch 1 from --curves, else the middle
-# snapshot; the seed is --seed S, else the first in the file. --summary adds the
-# configuration to the titles. Needs gnuplot (Debian: gnuplot-nox).
+# Layers and weights are drawn in the order the file first names them (the forward's and the
+# model's); --layers REGEX keeps only the names it matches (an awk regular expression: charlm
+# --stats records every module, e.g. --layers 'mlp[.]c_fc'). The step is --step N, else the
+# last step of epoch 1 from --curves (digits'), else the middle snapshot; the seed is
+# --seed S, else the first in the file. --summary adds the configuration (digits') to the
+# titles. Needs gnuplot (Debian: gnuplot-nox).
 #
-#   scripts/plot_stats.sh [--curves C.csv] [--summary S.json] [--step N] [--seed S] STATS.csv OUTDIR
+#   scripts/plot_stats.sh [--curves C.csv] [--summary S.json] [--step N] [--seed S] [--layers REGEX]
+#                         STATS.csv OUTDIR
 set -euo pipefail
 
 fail() { echo "plot_stats.sh: $*" >&2; exit 2; }
-usage="usage: scripts/plot_stats.sh [--curves C.csv] [--summary S.json] [--step N] [--seed S] STATS.csv OUTDIR"
+usage="usage: scripts/plot_stats.sh [--curves C.csv] [--summary S.json] [--step N] [--seed S] [--layers REGEX] \
+STATS.csv OUTDIR"
 
-curves="" summary="" step="" seed="" positional=()
+curves="" summary="" step="" seed="" only="" positional=()
 while (($#)); do
   case $1 in
     --curves) curves=${2:-}; shift 2 || fail "$usage" ;;
     --summary) summary=${2:-}; shift 2 || fail "$usage" ;;
     --step) step=${2:-}; shift 2 || fail "$usage" ;;
     --seed) seed=${2:-}; shift 2 || fail "$usage" ;;
-    -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --layers) only=${2:-}; shift 2 || fail "$usage" ;;
+    -h | --help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) fail "unknown option $1; $usage" ;;
     *) positional+=("$1"); shift ;;
   esac
@@ -73,11 +79,12 @@ config="seed $seed"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-layers=$(awk -F, -v seed="$seed" 'NR > 1 && $2 == seed && $5 == "output" && !seen[$4]++ { print $4 }' "$csv" |
-  sort -V | tr '\n' ' ')
-weights=$(awk -F, -v seed="$seed" 'NR > 1 && $2 == seed && $5 == "parameter" && !seen[$4]++ { print $4 }' "$csv" |
-  sort -V | tr '\n' ' ')
-[[ -n ${layers// /} ]] || fail "$csv has no layer outputs for seed $seed"
+names_of() {  # $1 quantity -> the seed's layer names in file order, those --layers matches
+  awk -F, -v seed="$seed" -v q="$1" -v only="$only" \
+    'NR > 1 && $2 == seed && $5 == q && $4 ~ only && !seen[$4]++ { print $4 }' "$csv" | tr '\n' ' '
+}
+layers=$(names_of output) weights=$(names_of parameter)
+[[ -n ${layers// /} ]] || fail "$csv has no layer outputs for seed $seed${only:+ matching --layers $only}"
 for layer in $layers; do [[ $layer == tanh* ]] || tanh_only=0; done
 # The plotted seed's rows, and of those the plotted step's: every lookup below reads these.
 awk -F, -v s="$seed" 'NR > 1 && $2 == s' "$csv" >"$work/seed.csv"
@@ -93,11 +100,14 @@ histogram_of() {  # $1 run $2 layer $3 quantity -> "center density" rows
 }
 ncols=$(wc -w <<<"$runs")
 width=$((ncols * 560))
+# Room for the legend below the histograms: two names a line.
+height=$((400 + 14 * (($(wc -w <<<"$layers") + 1) / 2)))
+((height >= 640)) || height=640
 
 # Panels 1 and 2: histograms per layer, one plot per norm.
 histogram_panel() {  # $1 quantity $2 file $3 title $4 xlabel $5 with saturation (1/0)
   {
-    echo "set terminal pngcairo size $width,640 enhanced font ',10'"
+    echo "set terminal pngcairo size $width,$height enhanced font ',10'"
     echo "set output '$2'"
     echo "set multiplot layout 1,$ncols title '$3 at step $step ($config)' font ',12'"
     echo "set grid; set key below maxcols 2 font ',8' spacing 0.9"
@@ -106,6 +116,8 @@ histogram_panel() {  # $1 quantity $2 file $3 title $4 xlabel $5 with saturation
       plots=() i=0
       for layer in $layers; do
         histogram_of "$run" "$layer" "$1" >"$work/h_${1}_${run}_$layer.dat"
+        i=$((i + 1))
+        [[ -s $work/h_${1}_${run}_$layer.dat ]] || continue  # a layer this run lacks (charlm's ln_f)
         mean=$(value_of "$run" "$layer" "$1" mean) std=$(value_of "$run" "$layer" "$1" std)
         label=$(printf '%s: mean %+.2e, std %.2e' "$layer" "${mean:-nan}" "${std:-nan}")
         if (($5)); then
@@ -113,9 +125,9 @@ histogram_panel() {  # $1 quantity $2 file $3 title $4 xlabel $5 with saturation
           label=$(printf '%s: mean %+.2f, std %.2f, sat %.1f%%' "$layer" "${mean:-nan}" "${std:-nan}" \
             "$(awk -v v="${sat:-nan}" 'BEGIN { print v * 100 }')")
         fi
-        plots+=("'h_${1}_${run}_$layer.dat' using 1:2 with lines lw 1.5 lc rgb '${colors[i % ${#colors[@]}]}' title '$label'")
-        i=$((i + 1))
+        plots+=("'h_${1}_${run}_$layer.dat' using 1:2 with lines lw 1.5 lc rgb '${colors[(i - 1) % ${#colors[@]}]}' title '$label' noenhanced")
       done
+      ((${#plots[@]})) || plots=("0 with lines lc rgb 'gray80' title 'none of these layers in this run'")
       echo "set title '$(title_of "$run")'"
       (IFS=,; echo "plot ${plots[*]}")
     done
@@ -173,8 +185,9 @@ done
     for w in $weights; do
       awk -F, -v r="$run" -v l="$w" '$1 == r && $4 == l && $6 == "update_to_data" { print $3, $7 }' \
         "$work/seed.csv" >"$work/u_${run}_$w.dat"
-      plots+=("'u_${run}_$w.dat' using 1:2 with lines lw 1.5 lc rgb '${colors[i % ${#colors[@]}]}' title '${w%.weight}'")
       i=$((i + 1))
+      [[ -s $work/u_${run}_$w.dat ]] || continue
+      plots+=("'u_${run}_$w.dat' using 1:2 with lines lw 1.5 lc rgb '${colors[(i - 1) % ${#colors[@]}]}' title '${w%.weight}' noenhanced")
     done
     plots+=("1e-3 with lines dt 2 lw 2 lc rgb 'black' title '1e-3 guide'")
     echo "set title '$(title_of "$run")'"

@@ -10,37 +10,17 @@
 #include <thread>
 
 #include "minidl/io/safetensors.hpp"
-#include "support/process.hpp"
-#include "support/temp_dir.hpp"
+#include "support/charlm_cli.hpp"
 
+using minidl::testing::charlm;
 using minidl::testing::ProcessResult;
 using minidl::testing::slurp;
 using minidl::testing::TempDir;
 
 namespace {
 
-// 120 short words of a-z ("ab", "bc", ... "zab"), every 10th for validation (no split files).
-std::string word_list() {
-  std::string text;
-  for (int i = 0; i < 120; ++i) {
-    for (int j = 0; j <= 1 + i % 3; ++j) text += char('a' + (i * 7 + j * 3) % 26);
-    text += "\n";
-  }
-  return text;
-}
-
-// A small fast model: --steps given per test.
-const std::vector<std::string> kSmall{"--layers", "1",       "--width", "16",      "--heads",   "2", "--batch-size",
-                                      "8",        "--seeds", "0",       "--quiet", "--threads", "1"};
-
-ProcessResult charlm(const TempDir& dir, std::vector<std::string> args, bool small = true) {
-  std::vector<std::string> argv{MINIDL_CHARLM_EXE};
-  if (small) argv.insert(argv.end(), kSmall.begin(), kSmall.end());
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult result = minidl::testing::run_process(argv, dir.path());
-  REQUIRE(result.signal == 0);
-  return result;
-}
+const std::vector<std::string>& kSmall = minidl::testing::kSmallCharlm;
+std::string word_list() { return minidl::testing::charlm_word_list(); }
 
 // Runs charlm on a word file holding `text` and expects exit 2 with `message` in its one line.
 void check_refused(const std::string& text, const std::string& message, std::vector<std::string> more = {}) {

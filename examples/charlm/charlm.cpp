@@ -16,6 +16,7 @@
 #include "output_checks.hpp"
 #include "report.hpp"
 #include "sample.hpp"
+#include "stats.hpp"
 
 namespace fs = std::filesystem;
 using namespace minidl;
@@ -60,6 +61,8 @@ void check_files(const Settings& s) {
   if (!s.curves.empty()) outputs.push_back({"--curves", s.curves});
   if (!s.val_curves.empty()) outputs.push_back({"--val-curves", s.val_curves});
   if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
+  if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
+  if (s.attention) outputs.push_back({"--attention", s.attention->file});
   examples::check_outputs(inputs, outputs, s.save_dir);
 }
 
@@ -162,6 +165,8 @@ int run(Settings s) {
   write(s.curves, curves_csv(results));
   write(s.val_curves, val_curves_csv(results));
   write(s.summary, summary_json(s, results, examples::stop_signal()));
+  write(s.stats, stats_csv(results));
+  if (s.attention) write(s.attention->file, attention_csv(results, s.attention->word));
   if (!std::cout)
     std::cerr << "charlm: cannot write the results to standard output (closed or full); every output file was "
                  "still written"

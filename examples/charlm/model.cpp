@@ -25,14 +25,16 @@ class ModuleGroup : public nn::Module {
 
 }  // namespace
 
-Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, Tensor* weights) {
   const auto head_size = double(q.size(-1));
   Tensor scores = matmul(q, transpose(k, -2, -1)) * float(1.0 / std::sqrt(head_size));  // (B, H, Tq, Tk)
   if (causal) {
     const int64_t t = q.size(-2);
     scores = masked_fill(scores, triu(Tensor::ones({t, t}), 1), -std::numeric_limits<float>::infinity());
   }
-  return matmul(softmax(scores, -1), v);  // (B, H, Tq, D)
+  const Tensor probabilities = softmax(scores, -1);  // (B, H, Tq, Tk)
+  if (weights) *weights = probabilities;
+  return matmul(probabilities, v);  // (B, H, Tq, D)
 }
 
 CausalSelfAttention::CausalSelfAttention(int64_t width, int64_t heads, Generator& gen) : heads_(heads) {
@@ -52,7 +54,7 @@ Tensor CausalSelfAttention::merge_heads(const Tensor& y) const {
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
   const std::vector<Tensor> qkv = split((*c_attn)(x), x.size(-1), -1);  // 3 x (B, T, C)
-  const Tensor y = attend(split_heads(qkv[0]), split_heads(qkv[1]), split_heads(qkv[2]), true);
+  const Tensor y = attend(split_heads(qkv[0]), split_heads(qkv[1]), split_heads(qkv[2]), true, weights_out);
   return (*c_proj)(merge_heads(y));
 }
 

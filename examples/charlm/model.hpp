@@ -34,8 +34,9 @@ struct ModelOptions {
 
 /// softmax(q k^T / sqrt(D)) v over heads: q (B, H, Tq, D), k and v (B, H, Tk, D) ->
 /// (B, H, Tq, D). causal: query i sees keys 0..i only (Tq == Tk); a cached step's one query
-/// sees every cached key, so it passes false.
-Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
+/// sees every cached key, so it passes false. weights, when given, receives the softmax
+/// (B, H, Tq, Tk) that multiplies v.
+Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, Tensor* weights = nullptr);
 
 /// One block's keys and values so far, (B, H, t, D) each; undefined before the first step.
 struct LayerCache {
@@ -55,6 +56,9 @@ class CausalSelfAttention : public nn::Module {
 
   std::shared_ptr<nn::Linear> c_attn;  // (3C, C): q, k, v
   std::shared_ptr<nn::Linear> c_proj;  // (C, C)
+  /// Set (--attention): each forward writes its attention weights (B, H, T, T) here. Null
+  /// while training, so training's forward keeps nothing more.
+  Tensor* weights_out = nullptr;
 
  private:
   Tensor split_heads(const Tensor& x) const;  // (B, T, C) -> (B, H, T, D)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "lesson/run_stats.hpp"
 #include "lesson/seeds.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +51,16 @@ cxxopts::Options command_line() {
       "temperature", "divide the logits by T before sampling", value<std::string>()->default_value("1.0"), "T")(
       "top-k", "sample among the K likeliest tokens only (0: all)", value<std::string>()->default_value("0"), "K")(
       "sample-seed", "seed of the sampling stream", value<std::string>()->default_value("0"), "S")(
-      "quiet", "no progress lines")("help", "show this help");
+      "stats",
+      "record each module's output and the gradient reaching it, each parameter's gradient and update, and write "
+      "them to FILE (CSV: run,seed,step,layer,quantity,statistic,value; scripts/plot_stats.sh draws it)",
+      value<std::string>(),
+      "FILE")("stats-every", "with --stats: record the first step, every N-th and the last (default: about 30 a run)",
+              value<std::string>(), "N")(
+      "attention",
+      "after training, write every layer's and head's attention weights for WORD (run as .WORD) to FILE (CSV: "
+      "run,seed,layer,head,query,key,query_token,key_token,weight; scripts/plot_attention.sh draws it)",
+      value<std::string>(), "WORD,FILE")("quiet", "no progress lines")("help", "show this help");
   o.add_options("Model")("layers", "transformer blocks", value<std::string>()->default_value("4"), "N")(
       "heads", "attention heads (must divide --width)", value<std::string>()->default_value("4"), "N")(
       "width", "channels, C", value<std::string>()->default_value("64"), "N")(
@@ -137,6 +147,18 @@ std::string text_or_empty(const cxxopts::ParseResult& args, const char* name) {
   return args.count(name) ? args[name].as<std::string>() : std::string();
 }
 
+// --stats, --stats-every and --attention, after the model's and training's options.
+void read_diagnostics(const cxxopts::ParseResult& args, Settings& s) {
+  s.stats = text_or_empty(args, "stats");
+  if (args.count("stats-every") && s.stats.empty())
+    throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
+  if (!s.stats.empty())
+    s.run.stats_every =
+        args.count("stats-every") ? integer(args, "stats-every", 1) : lesson::default_stats_every(s.run.steps);
+  if (args.count("attention"))
+    s.attention = parse_attention(args["attention"].as<std::string>(), s.run.model.block_size);
+}
+
 }  // namespace
 
 std::optional<Settings> parse_settings(int argc, char** argv) {
@@ -165,6 +187,7 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.save_dir = text_or_empty(args, "save");
   s.init_from_dir = text_or_empty(args, "init-from");
   s.batch_order = text_or_empty(args, "batch-order");
+  read_diagnostics(args, s);
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_dump.hpp"
 #include "sample.hpp"
 #include "train.hpp"
 
@@ -24,6 +25,8 @@ struct Settings {
   int64_t samples = 0;  // --sample N: words written by each run's model
   SampleOptions sample;
   uint64_t sample_seed = 0;
+  std::string stats;                          // --stats FILE; how often: run.stats_every
+  std::optional<AttentionRequest> attention;  // --attention WORD,FILE
 };
 
 /// The settings of a command line, or nothing when it asked for --help (printed to stdout).

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "stats.hpp"
+
 namespace minidl::charlm {
 
 namespace {
@@ -91,7 +93,9 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
   auto optimizer = lesson::make_optimizer(o.trainer, o.lr, model.parameters());
   auto schedule = lesson::make_schedule(o.trainer, *optimizer, o.steps, per_epoch);
   BatchSampler sampler(o, int64_t(data.train.size()));
+  const auto stats = o.stats_every > 0 ? model_recorder(model) : nullptr;
   auto finish = [&] {
+    if (stats) result.stats = stats->take_log();
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (result.ok()) return;
     result.train_loss = result.val_loss = std::numeric_limits<float>::quiet_NaN();
@@ -105,10 +109,13 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
     }
     std::vector<int64_t> picks = sampler.next();
     for (int64_t& pick : picks) pick = data.train[size_t(pick)];
+    if (stats && records_step(step, o.stats_every, o.steps)) stats->arm(step);
     const Tensor loss = batch_loss(model, make_batch(data.words, picks), Reduction::Mean);
     optimizer->zero_grad();
     loss.backward();
+    if (stats) stats->before_update();
     optimizer->step();
+    if (stats) stats->after_update();
     if (schedule) schedule->step();
     result.curve.push_back(loss.item());
     if (!std::isfinite(result.curve.back())) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lesson/trainer_setup.hpp"
+#include "minidl/diagnostics/stats_recorder.hpp"
 #include "model.hpp"
 #include "words.hpp"
 
@@ -33,6 +34,7 @@ struct RunOptions {
   /// per epoch (--batch-order); batches are its consecutive chunks, the short last dropped.
   std::vector<std::vector<int64_t>> batch_order{};
   const std::atomic<bool>* stop = nullptr;  // turns true: the run stops before its next step
+  int64_t stats_every = 0;                  // > 0 (--stats): record the steps stats.hpp's records_step names
 };
 
 struct ValPoint {
@@ -52,6 +54,7 @@ struct RunResult {
   std::optional<std::string> failure{};  // set when the run did not finish (figures NaN)
   bool interrupted = false;
   std::shared_ptr<CharTransformer> model{};
+  diagnostics::StatsLog stats{};  // the recorded steps (stats_every > 0)
   bool ok() const { return !failure.has_value(); }
 };
 
