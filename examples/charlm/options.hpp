@@ -24,6 +24,9 @@ struct Settings {
   int64_t samples = 0;  // --sample N: words written by each run's model
   SampleOptions sample;
   uint64_t sample_seed = 0;
+  bool distributed = false;  // --distributed: data-parallel over the processes mpirun started
+  bool sync_bn = false;      // --sync-bn: the BatchNorms as SyncBatchNorm (with --distributed)
+  bool print = true;         // the results table and samples on stdout (rank 0 alone with --distributed)
 };
 
 /// The settings of a command line, or nothing when it asked for --help (printed to stdout).
