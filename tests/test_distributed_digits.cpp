@@ -9,12 +9,14 @@
 #include "lesson/train_run.hpp"
 #include "minidl/distributed/environment.hpp"
 #include "minidl/minidl.hpp"
+#include "support/curves_csv.hpp"
 #include "support/digits_cli.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace minidl;
 using minidl::testing::ProcessResult;
+using minidl::testing::read_curves;
 using minidl::testing::TempDir;
 
 TEST_CASE("split_refusal: the global batch must divide across the ranks, each with enough rows", "[distributed]") {
@@ -79,19 +81,6 @@ ProcessResult digits_on(int ranks, const TempDir& dir, std::vector<std::string> 
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return r;
-}
-
-// run -> each step's loss, from a curves CSV (run,seed,epoch,step,loss).
-std::map<std::string, std::vector<double>> read_curves(const std::string& path) {
-  std::istringstream in(minidl::testing::slurp(path));
-  std::string line;
-  std::getline(in, line);
-  std::map<std::string, std::vector<double>> curves;
-  while (std::getline(in, line)) {
-    const size_t comma = line.find(',');
-    curves[line.substr(0, comma)].push_back(std::stod(line.substr(line.rfind(',') + 1)));
-  }
-  return curves;
 }
 
 // run -> each epoch's (val_loss, val_accuracy), from a validation CSV.

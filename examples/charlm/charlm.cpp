@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "data/batch_order.hpp"
+#include "distributed.hpp"
 #include "interrupt.hpp"
 #include "options.hpp"
 #include "output_checks.hpp"
@@ -123,6 +124,7 @@ std::vector<RunResult> train_all(const Settings& s, const WordSplit& data) {
     try {
       results.push_back(train_run(data, options, progress));
     } catch (const std::exception& e) {
+      if (options.parallel) throw;  // the other ranks wait for this one: end them all (run_distributed)
       results.push_back({.norm = run.norm, .position = run.position, .seed = run.seed});
       results.back().failure = cat("run \"", run_name(run.norm, run.position), "\" (seed ", run.seed, "): ", e.what());
       results.back().train_loss = results.back().val_loss = std::numeric_limits<float>::quiet_NaN();
@@ -147,7 +149,7 @@ int run(Settings s) {
   s.run.stop = &examples::stop_requested();
 
   std::vector<RunResult> results = train_all(s, data);
-  std::cout << results_table(s, results) << std::flush;
+  if (s.print) std::cout << results_table(s, results) << std::flush;
   bool failed = !std::cout;
   for (size_t i = 0; i < results.size(); ++i) {
     const RunResult& r = results[i];
@@ -185,6 +187,7 @@ int main(int argc, char** argv) {
   examples::install_signal_handlers();
   try {
     std::optional<Settings> settings = parse_settings(argc, argv);
+    if (settings && settings->distributed) return run_distributed(std::move(*settings), run);
     return settings ? run(std::move(*settings)) : 0;
   } catch (const UsageError& e) {
     std::cerr << "charlm: " << e.what() << std::endl;

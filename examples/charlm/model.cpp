@@ -68,9 +68,9 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, LayerCache& cache) {
 
 Block::Block(const ModelOptions& o, const std::shared_ptr<const TokenMask>& mask, Generator& gen)
     : position_(o.position) {
-  ln_1 = register_module("ln_1", make_norm(o.norm, o.width, mask));
+  ln_1 = register_module("ln_1", make_norm(o.norm, o.width, mask, o.sync_batch_norm));
   attn = register_module("attn", std::make_shared<CausalSelfAttention>(o.width, o.heads, gen));
-  ln_2 = register_module("ln_2", make_norm(o.norm, o.width, mask));
+  ln_2 = register_module("ln_2", make_norm(o.norm, o.width, mask, o.sync_batch_norm));
   auto group = register_module("mlp", std::make_shared<ModuleGroup>("ModuleDict"));
   c_fc = group->add("c_fc", std::make_shared<nn::Linear>(o.width, 4 * o.width, gen));
   c_proj = group->add("c_proj", std::make_shared<nn::Linear>(4 * o.width, o.width, gen));
@@ -105,7 +105,7 @@ CharTransformer::CharTransformer(const ModelOptions& o, Generator& gen)
   for (int64_t i = 0; i < o.layers; ++i)
     blocks_.push_back(h->add(std::to_string(i), std::make_shared<Block>(o, mask_, gen)));
   if (o.position == Position::Pre && o.norm != NormKind::None)
-    ln_f = trunk->add("ln_f", make_norm(o.norm, o.width, mask_));
+    ln_f = trunk->add("ln_f", make_norm(o.norm, o.width, mask_, o.sync_batch_norm));
   lm_head =
       register_module("lm_head", std::make_shared<nn::Linear>(nn::LinearOptions(o.width, kVocabSize).bias(false), gen));
 }

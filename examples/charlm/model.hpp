@@ -30,6 +30,7 @@ struct ModelOptions {
   int64_t width = 64;       // n_embd, C
   NormKind norm = NormKind::Layer;
   Position position = Position::Pre;
+  bool sync_batch_norm = false;  // --sync-bn: the BatchNorms as SyncBatchNorm (norms.hpp)
 };
 
 /// softmax(q k^T / sqrt(D)) v over heads: q (B, H, Tq, D), k and v (B, H, Tk, D) ->

@@ -1,5 +1,9 @@
 #include "norms.hpp"
 
+#if MINIDL_WITH_MPI
+#include "minidl/distributed/sync_batch_norm.hpp"
+#endif
+
 namespace minidl::charlm {
 
 namespace {
@@ -12,28 +16,28 @@ class Identity : public nn::Module {
 };
 
 // BatchNorm1d(C) on (B, T, C) as PyTorch applies it to (B, C, T): x.transpose(1, 2), norm,
-// back. Its statistics mix every position of every sequence, padding included.
-class ChannelsLastBatchNorm : public nn::BatchNorm1d {
+// back. Its statistics mix every position of every sequence, padding included. Batch is
+// nn::BatchNorm1d, or SyncBatchNorm (--sync-bn): the statistics of every rank's positions.
+template <typename Batch>
+class ChannelsLastBatchNorm : public Batch {
  public:
-  explicit ChannelsLastBatchNorm(int64_t channels) : nn::BatchNorm1d(channels) {}
-  Tensor forward(const Tensor& x) override {
-    return permute(nn::BatchNorm1d::forward(permute(x, {0, 2, 1})), {0, 2, 1});
-  }
+  explicit ChannelsLastBatchNorm(int64_t channels) : Batch(channels) {}
+  Tensor forward(const Tensor& x) override { return permute(Batch::forward(permute(x, {0, 2, 1})), {0, 2, 1}); }
 };
 
 // BatchNorm1d(C) on the real positions' rows only: gathered (M, C), normalized, and put back
 // in place, padding rows zero (a zero row appended, then gathered again), so the gradient
-// reaches exactly the real positions.
-class MaskedBatchNorm : public nn::BatchNorm1d {
+// reaches exactly the real positions. As SyncBatchNorm: the real rows of every rank.
+template <typename Batch>
+class MaskedBatchNorm : public Batch {
  public:
-  MaskedBatchNorm(int64_t channels, std::shared_ptr<const TokenMask> mask)
-      : nn::BatchNorm1d(channels), mask_(std::move(mask)) {}
+  MaskedBatchNorm(int64_t channels, std::shared_ptr<const TokenMask> mask) : Batch(channels), mask_(std::move(mask)) {}
   Tensor forward(const Tensor& x) override {
     const int64_t channels = x.size(-1);
     const Tensor rows = x.reshape({-1, channels});  // (B*T, C)
-    if (!mask_->active) return nn::BatchNorm1d::forward(rows).reshape(x.shape());
+    if (!mask_->active) return Batch::forward(rows).reshape(x.shape());
     const Tensor real = embedding(mask_->real_rows, rows);                    // (M, C)
-    const Tensor normed = nn::BatchNorm1d::forward(real);                     // (M, C)
+    const Tensor normed = Batch::forward(real);                               // (M, C)
     const Tensor with_zero = cat({normed, Tensor::zeros({1, channels})}, 0);  // (M+1, C)
     return embedding(mask_->output_rows, with_zero).reshape(x.shape());
   }
@@ -41,6 +45,12 @@ class MaskedBatchNorm : public nn::BatchNorm1d {
  private:
   std::shared_ptr<const TokenMask> mask_;
 };
+
+template <typename Batch>
+std::shared_ptr<nn::Module> make_batch_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask) {
+  if (kind == NormKind::Batch) return std::make_shared<ChannelsLastBatchNorm<Batch>>(channels);
+  return std::make_shared<MaskedBatchNorm<Batch>>(channels, std::move(mask));
+}
 
 constexpr NormKind kNorms[] = {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked, NormKind::None};
 
@@ -76,16 +86,23 @@ Position parse_position(const std::string& name) {
   throw UsageError(cat("--norm-position: unknown position \"", name, "\": choose from pre, post"));
 }
 
-std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask) {
+std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask,
+                                      bool sync) {
+  if (sync && (kind == NormKind::Batch || kind == NormKind::BatchMasked)) {
+#if MINIDL_WITH_MPI
+    return make_batch_norm<distributed::SyncBatchNorm>(kind, channels, std::move(mask));
+#else
+    throw Error("charlm: SyncBatchNorm needs minidl built with MPI");
+#endif
+  }
   switch (kind) {
     case NormKind::Layer:
       return std::make_shared<nn::LayerNorm>(channels);
     case NormKind::Rms:
       return std::make_shared<nn::RMSNorm>(channels);
     case NormKind::Batch:
-      return std::make_shared<ChannelsLastBatchNorm>(channels);
     case NormKind::BatchMasked:
-      return std::make_shared<MaskedBatchNorm>(channels, std::move(mask));
+      return make_batch_norm<nn::BatchNorm1d>(kind, channels, std::move(mask));
     case NormKind::None:
       return std::make_shared<Identity>();
   }

@@ -34,6 +34,9 @@ struct TokenMask {
 };
 
 /// A fresh norm of `kind` over C channels; batch-masked reads the mask as it is at each forward.
-std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask);
+/// sync (--sync-bn): batch and batch-masked as SyncBatchNorm, their statistics over every
+/// rank's positions (or real positions): BatchNorm over the global batch.
+std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask,
+                                      bool sync = false);
 
 }  // namespace minidl::charlm

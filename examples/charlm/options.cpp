@@ -65,6 +65,12 @@ cxxopts::Options command_line() {
       "heads", "attention heads (must divide --width)", value<std::string>()->default_value("4"), "N")(
       "width", "channels, C", value<std::string>()->default_value("64"), "N")(
       "block-size", "positions: words of up to N - 1 letters", value<std::string>()->default_value("32"), "N");
+  o.add_options("Data parallel")("distributed",
+                                 "train data-parallel on the processes mpirun started (mpirun -np N charlm "
+                                 "--distributed): each rank takes batch-size / N words of every batch; rank 0 prints "
+                                 "and writes the files")(
+      "sync-bn",
+      "with --distributed: batch and batch-masked as SyncBatchNorm (statistics over the whole global batch)");
   return o;
 }
 
@@ -188,6 +194,10 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.init_from_dir = text_or_empty(args, "init-from");
   s.batch_order = text_or_empty(args, "batch-order");
   read_diagnostics(args, s);
+  s.distributed = args.count("distributed") > 0;
+  s.sync_bn = args.count("sync-bn") > 0;
+  if (s.sync_bn && !s.distributed)
+    throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
   return s;
 }
 

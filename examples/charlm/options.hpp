@@ -27,6 +27,9 @@ struct Settings {
   uint64_t sample_seed = 0;
   std::string stats;                          // --stats FILE; how often: run.stats_every
   std::optional<AttentionRequest> attention;  // --attention WORD,FILE
+  bool distributed = false;                   // --distributed: data-parallel over the processes mpirun started
+  bool sync_bn = false;                       // --sync-bn: the BatchNorms as SyncBatchNorm (with --distributed)
+  bool print = true;  // the results table and samples on stdout (rank 0 alone with --distributed)
 };
 
 /// The settings of a command line, or nothing when it asked for --help (printed to stdout).

@@ -16,6 +16,7 @@
 #include "lesson/trainer_setup.hpp"
 #include "minidl/diagnostics/stats_recorder.hpp"
 #include "model.hpp"
+#include "parallel.hpp"
 #include "words.hpp"
 
 namespace minidl::charlm {
@@ -35,6 +36,8 @@ struct RunOptions {
   std::vector<std::vector<int64_t>> batch_order{};
   const std::atomic<bool>* stop = nullptr;  // turns true: the run stops before its next step
   int64_t stats_every = 0;                  // > 0 (--stats): record the steps stats.hpp's records_step names
+  /// --distributed: the ranks this run trains with (parallel.hpp); null: this process alone.
+  std::shared_ptr<DataParallel> parallel{};
 };
 
 struct ValPoint {
@@ -66,8 +69,10 @@ inline int64_t steps_per_epoch(int64_t train_words, int64_t batch_size) { return
 /// The epochs `steps` steps take.
 inline int64_t epochs_for(int64_t steps, int64_t per_epoch) { return (steps + per_epoch - 1) / per_epoch; }
 
-/// The mean cross-entropy over the real tokens of words[indices] in eval mode, in batches.
-float evaluate(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& indices);
+/// The mean cross-entropy over the real tokens of words[indices] in eval mode, in batches
+/// (with parallel: the ranks take the batches in turn, with rank 0's buffers).
+float evaluate(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& indices,
+               DataParallel* parallel = nullptr);
 
 using ProgressCallback = std::function<void(const RunResult& run, int64_t step, int64_t steps)>;
 /// Trains one run; a run whose loss turns NaN or infinite, or that is interrupted, comes back
