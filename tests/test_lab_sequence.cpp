@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "experiments/experiments.hpp"
+#include "model.hpp"
 #include "registry.hpp"
 #include "tools.hpp"
 
