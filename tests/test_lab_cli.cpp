@@ -36,7 +36,7 @@ TEST_CASE("lab: bad arguments get one line and exit code 2", "[lab][cli]") {
       {{"run", "nope", "--out", out},
        "lab: unknown experiment \"nope\": choose from depth, learning_rate, init_scale, batch_size, eval_mode, "
        "running_stats, batch_mates, bias_before_norm, rms_offset, group_norm, careful_init, cnn_batch_size, "
-       "pre_post_norm, adam_norm, nothing_to_sync, or all\n"},
+       "pre_post_norm, adam_norm, nothing_to_sync, warmup_depth, padding_stats, rms_vs_layer, or all\n"},
       {{"run", "depth", "depth", "--out", out}, "lab: experiment \"depth\" is named twice\n"},
       {{"run", "all", "--seeds", "4-2", "--out", out},
        "lab: --seeds \"4-2\": the range 4-2 runs backwards (write 2-4)\n"},

@@ -1,6 +1,7 @@
 #pragma once
 // The experiments, one file each. Experiments 7 to 10 check exact claims; their
 // measurements are functions here, so the tests (tests/test_lab_*.cpp) check the same.
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "lab.hpp"
 #include "lesson/deep_net.hpp"
+#include "norms.hpp"
 
 namespace minidl::lab {
 
@@ -92,5 +94,27 @@ struct RankTraffic {
   int64_t step_bytes() const;
 };
 RankTraffic rank_traffic(lesson::NormKind norm, bool sync_bn, int ranks, const lesson::DeepNetOptions& net = {});
+
+// ---- the sequence chapter ----
+std::shared_ptr<const Experiment> warmup_depth_experiment();
+std::shared_ptr<const Experiment> padding_stats_experiment();
+std::shared_ptr<const Experiment> rms_vs_layer_experiment();
+
+/// The module at a dotted state_dict prefix ("transformer.h.0.ln_1"); throws naming the name
+/// when there is none.
+nn::Module& submodule(nn::Module& root, const std::string& dotted_name);
+/// padding_stats' run: charlm (small) trained `steps(settings)` steps with that norm on random
+/// or length-sorted ("random", "sorted") batches, watching block 0's ln_1 at every step; its
+/// record's fields are padding_stats' (norm, order, seed, status, steps, pad_share,
+/// padding_dev, running_mean_dev, running_var_dev, val_loss, padding_sensitivity, ms_per_step).
+Record measure_padding_stats(const Context& context, charlm::NormKind norm, const std::string& order, uint64_t seed);
+
+/// rms_vs_layer's timing: a LayerNorm(64) and an RMSNorm(64) forward and backward on one
+/// (32, 16, 64) batch, `repeats` times each, in `pairs` alternating pairs.
+struct NormCost {
+  double layer_us = INFINITY, rms_us = INFINITY;  // the fastest pair's time per forward+backward
+  double median_ratio = 0.0;                      // RMSNorm's time over LayerNorm's, median over pairs
+};
+NormCost measure_norm_cost(int pairs, int repeats);
 
 }  // namespace minidl::lab
