@@ -81,6 +81,11 @@ def record(build, charlm, steps, log, save=None):
         sys.exit(f"bench_all: charlm's floor would miss calls:\n{p.stderr}")
 
 
+def step_seconds(out):
+    """(wall, cpu) seconds per step from "step X ms (cpu Y ms)"."""
+    return tuple(float(v) * 1e-3 for v in re.search(r"step ([\d.]+) ms \(cpu ([\d.]+)", out).groups())
+
+
 def step_rows(table, build, repeats, steps, with_torch, tmp):
     charlm = [os.path.join(build, "examples", "charlm", "charlm"), "--threads", "1", "--seeds", "0", "--quiet"]
     logs = {n: os.path.join(tmp, f"charlm{n}.gemm") for n in (steps, 0)}
@@ -96,10 +101,10 @@ def step_rows(table, build, repeats, steps, with_torch, tmp):
         if with_torch:
             out = Process([PYTHON, os.path.join(ROOT, "bench", "bench_charlm_pytorch.py"), "step", "--steps",
                            str(steps)], threads_env(1)).stdout
-            best.add("torch_py", tuple(float(v) * 1e-3 for v in re.search(r"step ([\d.]+) ms \(cpu ([\d.]+)", out).groups()))
+            best.add("torch_py", step_seconds(out))
         if os.path.exists(torch_cpp):
             out = Process([torch_cpp, "--threads", "1", "--steps", str(steps)], threads_env(1)).stdout
-            best.add("torch_cpp", tuple(float(v) * 1e-3 for v in re.search(r"step ([\d.]+) ms \(cpu ([\d.]+)", out).groups()))
+            best.add("torch_cpp", step_seconds(out))
     per_step = {key: tuple((best[(key, steps)][i] - best[(key, 0)][i]) / steps for i in (0, 1))
                 for key in ("charlm", "floor")}
     mine = per_step["charlm"]
