@@ -18,6 +18,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import torch_isa  # noqa: E402  PyTorch's runs (its children) held to OPENBLAS_CORETYPE's instruction set
+from bench_charlm import charlm_rows  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -354,19 +355,8 @@ def process_rows(table, build, repeats, log, lesson_fig, with_torch):
                   f"{torch_ms:.1f} ms", lesson_fig["wall"] / torch_ms)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--repeats", type=int, default=5, help="repeats of each figure (the minimum counts)")
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and steps: a smoke run")
-    parser.add_argument("--markdown", action="store_true", help="print the table as docs/benchmarks.md holds it")
-    args = parser.parse_args()
-    repeats = 2 if args.quick else args.repeats
-    have_torch = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
-    print(machine(args.build))
-    print(f"Minima over {repeats} repeats; each figure and its floor taken in turn (in one process, or the"
-          " processes interleaved). On a loaded machine, cpu ratios are the steadier." + "\n")
-    table = Table()
+def all_but_charlm(table, args, repeats, have_torch):
+    """The lesson's, the wide net's, the norms', the convolutions' and data parallelism's rows."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "lesson.gemm")
         lesson_fig = lesson_rows(table, args.build, repeats, log)
@@ -377,6 +367,25 @@ def main():
     norm_rows(table, args.build, repeats if args.quick else 4 * repeats, have_torch)
     conv_rows(table, args.build, repeats, have_torch)
     distributed_rows(table, args.build, max(1, repeats // 2 + 1), 3 if args.quick else 5)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--repeats", type=int, default=5, help="repeats of each figure (the minimum counts)")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and steps: a smoke run")
+    parser.add_argument("--markdown", action="store_true", help="print the table as docs/benchmarks.md holds it")
+    parser.add_argument("--what", choices=("all", "charlm"), default="all", help="every row, or charlm's alone")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else args.repeats
+    have_torch = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
+    print(machine(args.build))
+    print(f"Minima over {repeats} repeats; each figure and its floor taken in turn (in one process, or the"
+          " processes interleaved). On a loaded machine, cpu ratios are the steadier." + "\n")
+    table = Table()
+    if args.what == "all":
+        all_but_charlm(table, args, repeats, have_torch)
+    charlm_rows(table, args.build, repeats, args.quick, have_torch)
     table.print(args.markdown)
     if not have_torch:
         print("\n(PyTorch rows left out: /usr/bin/python3 has no torch; bash scripts/setup.sh --with-torch)")

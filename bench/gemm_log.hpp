@@ -1,6 +1,6 @@
 #pragma once
-// The sgemm calls a workload made, as a file: bench_lesson --record-gemm writes it,
-// bench/sgemm_lesson reads it and makes the same calls alone. Buffers are numbered in the
+// The sgemm calls a workload made, as a file: bench_lesson --record-gemm and the preloaded
+// bench/gemm_shim.cpp write it, bench/sgemm_lesson reads it and makes the same calls alone. Buffers are numbered in the
 // order the workload first touched them, each with the largest extent it used, so the
 // replay moves the same bytes through the caches. Binary, native byte order (a file made
 // and read on one machine):

@@ -1,15 +1,15 @@
-// sgemm_lesson: a bare program that makes the lesson's sgemm calls and nothing else, the
-// floor of the whole `digits` process. It links OpenBLAS only (not minidl): it reads the
-// call log bench_lesson --record-gemm wrote, gives every buffer of the lesson one of its own
+// sgemm_lesson: a bare program that makes a workload's sgemm calls and nothing else: the
+// floor of a whole process. It links OpenBLAS only (not minidl): it reads a call log (the
+// lesson's from bench_lesson --record-gemm, any program's from bench/gemm_shim.cpp's
+// LD_PRELOAD shim, e.g. charlm's), gives every buffer of the workload one of its own
 // (64-byte aligned, filled with 0.01, denormals flushed), and calls cblas_sgemm.
 //   sgemm_lesson LOG [repeats, default 1]
 // With repeats > 1 it also prints the fastest pass; the process itself is what
-// bench/bench_all.sh times.
+// bench/bench_all.sh times for the digits process, the fastest pass for charlm's step.
 #include <cblas.h>
 #include <xmmintrin.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -18,6 +18,7 @@
 
 #include "cli.hpp"
 #include "gemm_log.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -60,14 +61,9 @@ int main(int argc, char** argv) {
     _mm_setcsr(_mm_getcsr() | 0x8040);
     std::vector<Buffer> buffers;
     for (int64_t extent : log.extents) buffers.push_back(filled_buffer(extent));
-    double best = 1e300;
-    for (int r = 0; r < repeats; ++r) {
-      const auto start = std::chrono::steady_clock::now();
-      replay(log, buffers);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::printf("sgemm_lesson %zu sgemm on %zu buffers: best pass %.1f ms\n", log.calls.size(), buffers.size(),
-                best * 1e3);
+    const minidl::bench::Timing best = minidl::bench::best_timing(repeats, [&] { replay(log, buffers); });
+    std::printf("sgemm_lesson %zu sgemm on %zu buffers: best pass %.1f ms (cpu %.1f ms)\n", log.calls.size(),
+                buffers.size(), best.wall * 1e3, best.cpu * 1e3);
     return 0;
   });
 }

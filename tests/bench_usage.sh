@@ -63,6 +63,19 @@ if [[ -x $dir/torch_lesson ]]; then
     "$dir/torch_lesson" --threads 0
   expect 2 "torch_lesson: --norm lists none, batch or layer, got bogus*" "$dir/torch_lesson" --norm bogus
 fi
+if [[ -x $dir/torch_charlm ]]; then
+  expect 2 "torch_charlm: Option *bogus* does not exist (see torch_charlm --help)" "$dir/torch_charlm" --bogus
+  expect 2 "torch_charlm: --steps must be at least 1, got 0 (see torch_charlm --help)" "$dir/torch_charlm" --steps 0
+  expect 2 "torch_charlm: --heads 3 does not divide --width 64 (see torch_charlm --help)" "$dir/torch_charlm" --heads 3
+  expect 2 "torch_charlm: cannot read */missing/words.txt (--data names the directory of words.txt)*" \
+    "$dir/torch_charlm" --data "$dir/missing"
+fi
+if [[ -f $dir/libgemm_shim.so ]]; then  # the shim reports at exit and leaves the exit code alone
+  expect 0 "gemm_shim: MINIDL_GEMM_LOG is not set: 0 sgemm calls not written" \
+    env -u MINIDL_GEMM_LOG LD_PRELOAD="$dir/libgemm_shim.so" "$dir/sgemm_lesson" --help
+  expect 0 "gemm_shim: gemm log: cannot write */missing/calls.gemm" \
+    env MINIDL_GEMM_LOG="$dir/missing/calls.gemm" LD_PRELOAD="$dir/libgemm_shim.so" "$dir/sgemm_lesson" --help
+fi
 if [[ ${#mpirun[@]} -gt 0 && -x $dir/bench_distributed ]]; then
   b=("${mpirun[@]}" -np 2 "$dir/bench_distributed")
   expect 2 "*bench_distributed: rank 0 of 2: error: Option *bogus* does not exist (see bench_distributed --help)*" \

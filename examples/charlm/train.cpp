@@ -12,7 +12,9 @@ namespace minidl::charlm {
 
 namespace {
 
-constexpr int64_t kEvalBatch = 250;  // words per validation batch
+// Words per validation batch, as scripts/charlm_model.py's val_loss: its activations are
+// live at once, and at 250 words they add 40 MB to the program's peak (docs/benchmarks.md).
+constexpr int64_t kEvalBatch = 32;
 
 // Batches of training-split positions: each epoch a permutation (Fisher-Yates, as the
 // library's DataLoader shuffles, from a generator of the run's seed kept apart from the
