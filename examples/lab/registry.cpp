@@ -15,7 +15,8 @@ const std::vector<Chapter>& chapters() {
         eval_mode_experiment(), running_stats_experiment(), batch_mates_experiment(), bias_before_norm_experiment(),
         rms_offset_experiment(), group_norm_experiment(), careful_init_experiment(), cnn_batch_size_experiment(),
         pre_post_norm_experiment(), adam_norm_experiment(), nothing_to_sync_experiment()}},
-      {"Sequences: why transformers use LayerNorm (charlm on the word list)", {}},
+      {"Sequences: why transformers use LayerNorm (charlm on the word list)",
+       {init_gradients_experiment(), leak_experiment(), batch_one_experiment()}},
   };
   return list;
 }

@@ -28,6 +28,10 @@ std::shared_ptr<const Experiment> pre_post_norm_experiment();
 std::shared_ptr<const Experiment> adam_norm_experiment();
 // Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> nothing_to_sync_experiment();
+// ---- the sequence chapter ----
+std::shared_ptr<const Experiment> init_gradients_experiment();
+std::shared_ptr<const Experiment> leak_experiment();
+std::shared_ptr<const Experiment> batch_one_experiment();
 
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)
