@@ -22,7 +22,7 @@ using charlm::NormKind;
 // each within 256 float32 roundings (1.5e-5) of its terms' magnitude, so 1e-4 of the logits'.
 constexpr double kCacheTolerance = 1e-4;
 constexpr int64_t kSteps = 500;  // training steps (charlm's default is 1000)
-constexpr int64_t kQuickSteps = 20;
+constexpr int64_t kQuickSteps = 5;
 constexpr size_t kQuickValidation = 250;  // --quick's validation words
 constexpr int64_t kProbeWords = 8;        // validation words fed through the cache, one at a time
 
@@ -152,7 +152,7 @@ class BatchOne : public Experiment {
                kProbeWords,
                " validation words; and in train mode at batch size 1, the first generated token (T = 1) and a "
                "two-token prefix. Validation loss in eval mode over the whole validation split",
-               quick_note(s, cat("one seed, 20 steps and the first ", kQuickValidation, " validation words")));
+               quick_note(s, cat("one seed, 5 steps and the first ", kQuickValidation, " validation words")));
   }
   std::string rule() const override {
     return cat("four parts. (1) The cache agrees with the full passes within ", kCacheTolerance,

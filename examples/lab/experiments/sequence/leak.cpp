@@ -22,7 +22,7 @@ constexpr double kGapFloor = 0.02;  // its margin floor
 constexpr int64_t kBatch = 32;      // words per batch
 constexpr int64_t kGapBatches = 8;  // training batches the two losses are compared on
 constexpr int64_t kGapSteps = 300;  // training steps before the comparison
-constexpr int64_t kQuickSteps = 20;
+constexpr int64_t kQuickSteps = 5;
 constexpr size_t kUnusedValidation = 250;  // train_run's final evaluation, not measured here
 
 struct Probe {
@@ -164,7 +164,7 @@ class Leak : public Experiment {
         charlm_training(s, kGapSteps, kQuickSteps).steps, " steps (charlm's AdamW, batch 32) and, on ", kGapBatches,
         " fresh training batches, the mean loss in train mode (what training reports) and in eval "
         "mode",
-        quick_note(s, "one seed and 20 steps"));
+        quick_note(s, "one seed and 5 steps"));
   }
   std::string rule() const override {
     return cat(
