@@ -175,8 +175,8 @@ class Leak : public Experiment {
         " on every seed. (3) The same for a later token of the same word. (4) Both flavours' mean gap, "
         "eval-mode loss minus the reported train-mode loss, above ",
         kGap,
-        " nats. Held: all four; held partly: some; did not hold: none. Parts 1 to 3 are exact checks: ", exact_rule(),
-        " Part 4: ", margin_rule(cat(kGapFloor, " of loss")));
+        " nats. Held: all four; held partly: some; did not hold: none. Parts 1 to 3 are exact checks:", exact_rule(),
+        " Part 4:", margin_rule(cat(kGapFloor, " of loss")));
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
