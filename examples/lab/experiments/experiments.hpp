@@ -31,7 +31,13 @@ std::shared_ptr<const Experiment> adam_norm_experiment();
 // Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> nothing_to_sync_experiment();
 
-// ---- the sequence chapter (experiments/sequence/) ----
+// ---- the sequence chapter (experiments/sequence/), in report order ----
+std::shared_ptr<const Experiment> warmup_depth_experiment();
+std::shared_ptr<const Experiment> init_gradients_experiment();
+std::shared_ptr<const Experiment> padding_stats_experiment();
+std::shared_ptr<const Experiment> leak_experiment();
+std::shared_ptr<const Experiment> batch_one_experiment();
+std::shared_ptr<const Experiment> rms_vs_layer_experiment();
 // Runs `mpirun ... charlm --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> charlm_sync_experiment();
 
@@ -95,10 +101,7 @@ struct RankTraffic {
 };
 RankTraffic rank_traffic(lesson::NormKind norm, bool sync_bn, int ranks, const lesson::DeepNetOptions& net = {});
 
-// ---- the sequence chapter ----
-std::shared_ptr<const Experiment> warmup_depth_experiment();
-std::shared_ptr<const Experiment> padding_stats_experiment();
-std::shared_ptr<const Experiment> rms_vs_layer_experiment();
+// ---- the sequence chapter's shared measurements ----
 
 /// The module at a dotted state_dict prefix ("transformer.h.0.ln_1"); throws naming the name
 /// when there is none.

@@ -1,0 +1,258 @@
+// Sequence 5. A model that writes text runs at batch size 1, one token at a time: the key/value
+// cache against full forward passes, LayerNorm's two modes, train-mode BatchNorm at batch 1,
+// and what eval-mode BatchNorm's running statistics cost in validation loss.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "charlm_runs.hpp"
+#include "checks.hpp"
+#include "experiments/experiments.hpp"
+#include "minidl/autograd/grad_mode.hpp"
+#include "probes.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+namespace {
+
+using charlm::NormKind;
+
+// Cached and full passes sum in other orders: about 7 products in series of length <= 256,
+// each within 256 float32 roundings (1.5e-5) of its terms' magnitude, so 1e-4 of the logits'.
+constexpr double kCacheTolerance = 1e-4;
+constexpr int64_t kSteps = 500;  // training steps (charlm's default is 1000)
+constexpr int64_t kQuickSteps = 5;
+constexpr size_t kQuickValidation = 250;  // --quick's validation words
+constexpr int64_t kProbeWords = 8;        // validation words fed through the cache, one at a time
+
+std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked}; }
+bool is_batch_norm(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
+
+/// A validation word's tokens [0, w1, ..., wn] (the start token, then its letters).
+std::vector<float> word_tokens(const std::string& word) {
+  std::vector<float> tokens{0.0f};
+  for (char letter : word) tokens.push_back(float(charlm::token_of(letter)));
+  return tokens;
+}
+
+}  // namespace
+
+double cache_difference(charlm::CharTransformer& model, const charlm::WordSplit& words, uint64_t seed) {
+  NoGradGuard no_grad;
+  Generator gen(seed ^ 0xcace5ULL);
+  double worst = 0.0;
+  for (int64_t w = 0; w < kProbeWords; ++w) {
+    const std::vector<float> tokens = word_tokens(words.words[size_t(words.val[gen.below(words.val.size())])]);
+    charlm::KVCache cache;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      const Tensor cached = model.step(Tensor::full({1, 1}, tokens[t]), int64_t(t), cache);  // (1, V)
+      const std::vector<float> prefix(tokens.begin(), tokens.begin() + int64_t(t) + 1);
+      const std::vector<float> full = model.forward(Tensor::from_vector(prefix, {1, int64_t(t) + 1})).to_vector();
+      const std::vector<float> last(full.end() - charlm::kVocabSize, full.end());  // the prefix's last position
+      const Tensor full_last = Tensor::from_vector(last, {1, charlm::kVocabSize});
+      double scale = 1.0;
+      for (float v : last) scale = std::max(scale, 1.0 + std::fabs(double(v)));
+      worst = std::max(worst, max_abs_difference(cached, full_last) / scale);
+      if (std::isnan(worst)) return worst;
+    }
+  }
+  return worst;
+}
+
+double mode_difference(charlm::CharTransformer& model, const charlm::WordSplit& words) {
+  NoGradGuard no_grad;
+  const std::vector<int64_t> picks(words.val.begin(), words.val.begin() + kProbeWords);
+  const charlm::Batch batch = charlm::make_batch(words.words, picks);
+  model.eval();
+  const Tensor in_use = model.forward(batch.x, batch.mask);
+  model.train();
+  const Tensor in_training = model.forward(batch.x, batch.mask);
+  model.eval();
+  return max_abs_difference(in_training, in_use);
+}
+
+std::pair<bool, std::string> refused_in_training(charlm::CharTransformer& model, bool first_token) {
+  NoGradGuard no_grad;
+  model.train();
+  std::string message;
+  try {
+    charlm::KVCache cache;
+    if (first_token) model.step(Tensor::full({1, 1}, 0.0f), 0, cache);
+    else model.forward(Tensor::from_vector({0.0f, 1.0f}, {1, 2}));
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  model.eval();
+  std::replace(message.begin(), message.end(), ',', ';');  // a CSV field
+  return {!message.empty(), message.empty() ? "-" : message};
+}
+
+namespace {
+
+Record trained_probe(const Context& c, NormKind norm, uint64_t seed) {
+  charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
+  o.model.norm = norm;
+  o.seed = seed;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Record r = Record().set("norm", charlm::short_name(norm)).set("seed", double(seed));
+  charlm::RunResult run;
+  try {
+    const bool quick = c.settings.quick;
+    run = charlm::train_run(quick ? with_validation_words(c.words, kQuickValidation) : c.words, o);
+  } catch (const std::exception&) {
+    run.failure = "failed";
+  }
+  if (!run.ok()) {
+    return r.set("status", run.model ? "diverged" : "failed")
+        .set("val_loss", nan)
+        .set("cache_difference", nan)
+        .set("train_vs_eval", nan)
+        .set("first_token_refused", nan)
+        .set("prefix_refused", nan)
+        .set("refusal", "-");
+  }
+  charlm::CharTransformer& model = *run.model;
+  model.eval();
+  const double cache = cache_difference(model, c.words, seed);
+  const double modes = mode_difference(model, c.words);
+  const auto [prefix_refused, prefix_message] = refused_in_training(model, false);
+  const auto [first_refused, first_message] = refused_in_training(model, true);
+  return r.set("status", "ok")
+      .set("val_loss", double(run.val_loss))
+      .set("cache_difference", cache)
+      .set("train_vs_eval", modes)
+      .set("first_token_refused", first_refused ? 1.0 : 0.0)
+      .set("prefix_refused", prefix_refused ? 1.0 : 0.0)
+      .set("refusal", first_message);
+}
+
+std::vector<Record> runs_of(const std::vector<Record>& records, NormKind norm) {
+  return where(records, {{"norm", charlm::short_name(norm)}});
+}
+
+class BatchOne : public Experiment {
+ public:
+  BatchOne()
+      : Experiment(
+            {"batch_one", "A model that writes text runs at batch size 1",
+             "a model that writes text handles one sequence, one token at a time: LayerNorm behaves the same in "
+             "training and in use, while train-mode BatchNorm cannot run at batch 1 and eval-mode BatchNorm runs "
+             "on statistics gathered in training, at a cost",
+             "lesson, \"Why transformers use layer norm\""}) {}
+  std::string setup(const Settings& s) const override {
+    return cat("charlm (makemore's model: 4 blocks, width 64, pre-norm; AdamW lr 5e-4, batch 32) trained ",
+               charlm_training(s, kSteps, kQuickSteps).steps,
+               " steps with LayerNorm, RMSNorm, BatchNorm over every position and BatchNorm over real tokens only "
+               "(batch-masked), the same seeds for each; then, in eval mode, ",
+               kProbeWords,
+               " validation words fed one token at a time through step() and its key/value cache against a full "
+               "forward pass over each prefix (the difference relative to 1 + the largest logit); train-mode against "
+               "eval-mode logits on ",
+               kProbeWords,
+               " validation words; and in train mode at batch size 1, the first generated token (T = 1) and a "
+               "two-token prefix. Validation loss in eval mode over the whole validation split",
+               quick_note(s, cat("one seed, 5 steps and the first ", kQuickValidation, " validation words")));
+  }
+  std::string rule() const override {
+    return cat("four parts. (1) The cache agrees with the full passes within ", kCacheTolerance,
+               " of the logits' magnitude for every norm in eval mode on every seed. (2) LayerNorm's and RMSNorm's "
+               "train-mode logits equal their eval-mode logits bit for bit on every seed. (3) Train mode refuses both "
+               "BatchNorms' first generated token at batch size 1 on every seed. (4) Eval-mode BatchNorm costs "
+               "validation loss: for both flavours, its loss minus LayerNorm's, seed by seed, is on average above 0. "
+               "Held: all four; held partly: some; did not hold: none. Parts 1 to 3 are exact checks:",
+               exact_rule(), " Part 4:", margin_rule(cat(kLossFloor, " of loss")));
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    std::vector<Job> jobs;
+    for (NormKind norm : norms())
+      for (uint64_t seed : c.settings.seeds) {
+        charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
+        o.model.norm = norm;
+        jobs.push_back(
+            {charlm_job(c, o).cost, [&c, norm, seed] { return std::vector<Record>{trained_probe(c, norm, seed)}; }});
+      }
+    return jobs;
+  }
+  Decision decide(const std::vector<Record>& records, const Settings&) const override {
+    bool cache = true, same = true, refused = true;
+    double worst_cache = 0.0;
+    for (NormKind norm : norms()) {
+      const auto mine = runs_of(records, norm);
+      const lesson::Spread c = spread(mine, "cache_difference");
+      const bool all_ok = !mine.empty() && count_status(mine, "ok") == mine.size();
+      cache = cache && all_ok && c.max <= kCacheTolerance;
+      worst_cache = std::max(worst_cache, c.max);
+      if (is_batch_norm(norm)) refused = refused && all_ok && spread(mine, "first_token_refused").min == 1.0;
+      else same = same && all_ok && spread(mine, "train_vs_eval").max == 0.0;
+    }
+    std::vector<Truth> costs;
+    std::string cost_text;
+    const auto layer = runs_of(records, NormKind::Layer);
+    for (NormKind norm : {NormKind::Batch, NormKind::BatchMasked}) {
+      const Comparison cost = compare_to_threshold(
+          paired_differences(runs_of(records, norm), layer, "val_loss", std::log(double(charlm::kVocabSize))), 0.0,
+          kLossFloor);
+      costs.push_back(above(cost));
+      cost_text += cat(cost_text.empty() ? "" : ", ", charlm::short_name(norm), " ", comparison_text(cost));
+    }
+    const Truth cost = all_of(costs);
+    return {verdict_of({truth_of(cache), truth_of(same), truth_of(refused), cost}),
+            cat("The cache's largest difference ", sci(worst_cache), " of the logits (", cache ? "within" : "beyond",
+                " ", kCacheTolerance, "); LayerNorm and RMSNorm ",
+                same ? "the same in both modes, bit for bit" : "differ between modes",
+                "; train-mode BatchNorm's first token at batch 1 ", refused ? "refused" : "not always refused",
+                " (a two-token prefix refused in ", count_refused(records, "prefix_refused"), " of ",
+                records.size() / 2, " BatchNorm runs); eval-mode validation loss minus LayerNorm's: ", cost_text, " (",
+                truth_text(cost, "a cost", "no cost"), ").")};
+  }
+  Description describe(const std::vector<Record>& records, const Settings& s) const override {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<double>> bars;
+    std::vector<std::string> labels;
+    double i = 0.0;
+    for (NormKind norm : norms()) {
+      const auto mine = runs_of(records, norm);
+      const lesson::Spread val = spread(mine, "val_loss");
+      const bool bn = is_batch_norm(norm);
+      rows.push_back({charlm::short_name(norm), mean_range(val), sci(spread(mine, "cache_difference").max),
+                      sci(spread(mine, "train_vs_eval").max),
+                      bn ? cat(count_refused(mine, "first_token_refused"), " of ", mine.size()) : "-",
+                      bn ? cat(count_refused(mine, "prefix_refused"), " of ", mine.size()) : "-"});
+      bars.push_back({i++, val.mean, val.min, val.max});
+      labels.push_back(charlm::short_name(norm));
+    }
+    std::string refusal = "-";
+    for (const Record& r : records)
+      if (r.text("refusal") != "-") refusal = r.text("refusal");
+    const std::string table =
+        cat("Per norm over seeds: eval-mode validation loss (mean [min, max]), the cache's largest difference "
+            "relative to the logits, the largest train-mode minus eval-mode logit, and how many runs train mode "
+            "refused at batch size 1 for the first token and for a two-token prefix:\n\n",
+            markdown_table({"norm", "validation loss (eval mode)", "cache vs full pass", "train vs eval mode",
+                            "first token refused", "two-token prefix refused"},
+                           rows),
+            "\nThe refusal: \"", refusal, "\".\n");
+    std::string script = plot_header("batch_one.png", 800, 460);
+    script += datablock("val", bars);
+    script +=
+        cat("set title 'Validation loss in eval mode after ", charlm_training(s, kSteps, kQuickSteps).steps,
+            " steps (mean and range over seeds)'\nset offsets 0.5, 0.5, 0.05, 0.05\n"
+            "set ylabel 'validation loss (nats per token)'\nset xtics (",
+            xtics(labels), ")\nunset key\nplot $val using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb '#4477aa'\n");
+    return {table, {draw(s.out_dir, "batch_one.png", script)}};
+  }
+
+ private:
+  static size_t count_refused(const std::vector<Record>& records, const std::string& figure) {
+    size_t n = 0;
+    for (const Record& r : records) n += r.num(figure) == 1.0;
+    return n;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Experiment> batch_one_experiment() { return std::make_shared<BatchOne>(); }
+
+}  // namespace minidl::lab
