@@ -119,7 +119,7 @@ TEST_CASE("charlm attention_csv: a row per finished run, layer, head, query and 
   CHECK(csv.find("\nlayer-pre,7,1,1,2,1,b,a,") != std::string::npos);
 }
 
-TEST_CASE("charlm parse_attention: WORD,FILE split at the first comma; bad words refused", "[charlm]") {
+TEST_CASE("charlm parse_attention: WORD,FILE split at the first comma, bad words refused", "[charlm]") {
   const AttentionRequest request = parse_attention("hello,out,with,commas.csv", 32);
   CHECK(request.word == "hello");
   CHECK(request.file == "out,with,commas.csv");

@@ -86,7 +86,8 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn) 
   if (status != 0) throw Error(cat("charlm_sync: `", command, "` failed (status ", status, "): ", err));
   std::vector<Record> records;
   const double nan = std::nan("");
-  for (const nlohmann::json& run : nlohmann::json::parse(summary_text).at("runs")) {
+  const nlohmann::json summary = nlohmann::json::parse(summary_text);  // outlives the loop over its runs
+  for (const nlohmann::json& run : summary.at("runs")) {
     const std::string norm = run.at("norm");
     const auto seed = run.at("seed").get<uint64_t>();
     const bool ok = run.at("error").is_null() && run.at("val_loss").is_number();
