@@ -44,7 +44,11 @@ T get(std::FILE* f, const std::string& path) {
 }  // namespace detail
 
 /// Numbers the buffers of calls (given by address, as GemmRecorder logs them).
-/// Templated on the call type so that this header needs nothing of the library.
+/// Templated on the call type so that this header needs nothing of the library. A call type
+/// with a `contiguous` flag may log strided operands (attention's heads, columns of a packed
+/// (B, T, 3C) buffer): such an operand lying inside a buffer already numbered is replayed at
+/// that buffer's start, contiguous, with the same sizes: the same arithmetic on no more
+/// memory than the workload touched.
 template <typename Call>
 GemmLog make_gemm_log(const std::vector<Call>& calls) {
   GemmLog log;
@@ -55,9 +59,23 @@ GemmLog make_gemm_log(const std::vector<Call>& calls) {
     log.extents[size_t(it->second)] = std::max(log.extents[size_t(it->second)], count);
     return it->second;
   };
-  for (const Call& c : calls)
-    log.calls.push_back({c.transpose_a, c.transpose_b, c.m, c.n, c.k, c.beta, id(c.a, c.m * c.k), id(c.b, c.k * c.n),
-                         id(c.c, c.m * c.n)});
+  auto id_within = [&](const float* address, int64_t count) {
+    auto it = ids.upper_bound(address);
+    if (it == ids.begin()) return id(address, count);
+    --it;
+    if (address >= it->first + log.extents[size_t(it->second)]) return id(address, count);
+    log.extents[size_t(it->second)] = std::max(log.extents[size_t(it->second)], count);
+    return it->second;
+  };
+  for (const Call& c : calls) {
+    bool contiguous = true;
+    if constexpr (requires { c.contiguous; }) contiguous = c.contiguous;
+    const auto operand = [&](const float* address, int64_t count) {
+      return contiguous ? id(address, count) : id_within(address, count);
+    };
+    log.calls.push_back({c.transpose_a, c.transpose_b, c.m, c.n, c.k, c.beta, operand(c.a, c.m * c.k),
+                         operand(c.b, c.k * c.n), operand(c.c, c.m * c.n)});
+  }
   return log;
 }
 

@@ -3,9 +3,11 @@
 // forwards it; at exit it writes the log in bench/gemm_log.hpp's format, which sgemm_replay
 // replays alone (the program's sgemm floor):
 //   MINIDL_GEMM_LOG=FILE LD_PRELOAD=build/bench/libgemm_shim.so PROGRAM ARGS...
-// The log assumes contiguous row-major operands (leading dimension = row length), which is
-// what minidl passes; a call that is not, and any cblas_sgemv call (the log has no place for
-// one), are counted and reported on stderr at exit, so a floor that misses them says so.
+// The log holds contiguous row-major operands (leading dimension = row length): a strided
+// one (attention's heads inside a packed buffer) is replayed contiguous, with the same sizes,
+// at the start of the buffer that holds it (bench/gemm_log.hpp), and the count of such calls
+// is reported on stderr at exit. A cblas_sgemv call has no place in the log: those are
+// counted and reported too, so a floor that misses them says so.
 #include <cblas.h>
 #include <dlfcn.h>
 
@@ -24,6 +26,7 @@ struct Call {  // what make_gemm_log reads
   int64_t m, n, k;
   float beta;
   const float *a, *b, *c;
+  bool contiguous;  // every leading dimension is its operand's row length
 };
 
 using SgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint, float, const float*,
@@ -44,10 +47,10 @@ Fn next_definition(const char* name) {
 // Every call of the process, kept until exit; written by the destructor.
 class Recording {
  public:
-  void add(const Call& call, bool contiguous) {
+  void add(const Call& call) {
     const std::lock_guard<std::mutex> lock(mutex_);
     calls_.push_back(call);
-    if (!contiguous) ++strided_;
+    if (!call.contiguous) ++strided_;
   }
   void count_sgemv() {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -64,7 +67,9 @@ class Recording {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gemm_shim: %s\n", e.what());
     }
-    if (strided_ > 0) std::fprintf(stderr, "gemm_shim: %zu sgemm calls had strided operands\n", strided_);
+    if (strided_ > 0)
+      std::fprintf(stderr, "gemm_shim: %zu sgemm calls had strided operands: logged contiguous, with their sizes\n",
+                   strided_);
     if (sgemv_ > 0) std::fprintf(stderr, "gemm_shim: %zu cblas_sgemv calls are not in the log\n", sgemv_);
   }
 
@@ -86,7 +91,7 @@ void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blas
   static const SgemmFn real = next_definition<SgemmFn>("cblas_sgemm");
   const bool trans_a = ta == CblasTrans, trans_b = tb == CblasTrans;
   const bool contiguous = order == CblasRowMajor && lda == (trans_a ? m : k) && ldb == (trans_b ? k : n) && ldc == n;
-  recording.add({trans_a, trans_b, m, n, k, beta, a, b, c}, contiguous);
+  recording.add({trans_a, trans_b, m, n, k, beta, a, b, c, contiguous});
   real(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

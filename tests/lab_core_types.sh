@@ -2,14 +2,18 @@
 # Runs the quick lab under every OpenBLAS core type this CPU can run (Sandybridge, Haswell,
 # SkylakeX) and fails when their verdicts differ: a rule never decides on the last bits of a
 # chaotic run, which change with the kernel's summation order (examples/lab/tools.hpp).
-# Usage: lab_core_types.sh LAB_EXECUTABLE OUT_DIR
+# Usage: lab_core_types.sh LAB_EXECUTABLE OUT_DIR [all|one]
+#   one: only OpenBLAS's own choice of kernels, nothing compared (the sanitizer build).
 set -euo pipefail
 lab=$1
 out=$2
+which=${3:-all}
 types=()
-for flag_and_type in avx:Sandybridge avx2:Haswell avx512f:SkylakeX; do
-  grep -qw "${flag_and_type%%:*}" /proc/cpuinfo 2>/dev/null && types+=("${flag_and_type#*:}")
-done
+if [[ $which == all ]]; then
+  for flag_and_type in avx:Sandybridge avx2:Haswell avx512f:SkylakeX; do
+    grep -qw "${flag_and_type%%:*}" /proc/cpuinfo 2>/dev/null && types+=("${flag_and_type#*:}")
+  done
+fi
 ((${#types[@]})) || types=(default)
 for type in "${types[@]}"; do
   mkdir -p "$out/$type"

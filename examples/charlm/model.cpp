@@ -1,7 +1,6 @@
 #include "model.hpp"
 
 #include <cmath>
-#include <limits>
 
 namespace minidl::charlm {
 
@@ -25,16 +24,10 @@ class ModuleGroup : public nn::Module {
 
 }  // namespace
 
-Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, Tensor* weights) {
+Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v) {
   const auto head_size = double(q.size(-1));
   Tensor scores = matmul(q, transpose(k, -2, -1)) * float(1.0 / std::sqrt(head_size));  // (B, H, Tq, Tk)
-  if (causal) {
-    const int64_t t = q.size(-2);
-    scores = masked_fill(scores, triu(Tensor::ones({t, t}), 1), -std::numeric_limits<float>::infinity());
-  }
-  const Tensor probabilities = softmax(scores, -1);  // (B, H, Tq, Tk)
-  if (weights) *weights = probabilities;
-  return matmul(probabilities, v);  // (B, H, Tq, D)
+  return matmul(softmax(scores, -1), v);                                                // (B, H, Tq, D)
 }
 
 CausalSelfAttention::CausalSelfAttention(int64_t width, int64_t heads, Generator& gen) : heads_(heads) {
@@ -53,9 +46,8 @@ Tensor CausalSelfAttention::merge_heads(const Tensor& y) const {
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
-  const std::vector<Tensor> qkv = split((*c_attn)(x), x.size(-1), -1);  // 3 x (B, T, C)
-  const Tensor y = attend(split_heads(qkv[0]), split_heads(qkv[1]), split_heads(qkv[2]), true, weights_out);
-  return (*c_proj)(merge_heads(y));
+  // The packed op reads q, k and v of every head from c_attn's (B, T, 3C) where they lie.
+  return (*c_proj)(self_attention_packed((*c_attn)(x), heads_, /*is_causal=*/true, weights_out));
 }
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, LayerCache& cache) {
@@ -63,7 +55,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, LayerCache& cache) {
   const Tensor k = split_heads(qkv[1]), v = split_heads(qkv[2]);        // (B, H, 1, D)
   cache.keys = cache.keys.defined() ? cat({cache.keys, k}, 2) : k;      // (B, H, t, D)
   cache.values = cache.values.defined() ? cat({cache.values, v}, 2) : v;
-  return (*c_proj)(merge_heads(attend(split_heads(qkv[0]), cache.keys, cache.values, false)));
+  return (*c_proj)(merge_heads(attend(split_heads(qkv[0]), cache.keys, cache.values)));
 }
 
 Block::Block(const ModelOptions& o, const std::shared_ptr<const TokenMask>& mask, Generator& gen)

@@ -34,10 +34,8 @@ struct ModelOptions {
 };
 
 /// softmax(q k^T / sqrt(D)) v over heads: q (B, H, Tq, D), k and v (B, H, Tk, D) ->
-/// (B, H, Tq, D). causal: query i sees keys 0..i only (Tq == Tk); a cached step's one query
-/// sees every cached key, so it passes false. weights, when given, receives the softmax
-/// (B, H, Tq, Tk) that multiplies v.
-Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, Tensor* weights = nullptr);
+/// (B, H, Tq, D), every query seeing every key: a cached step's one query and the keys so far.
+Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v);
 
 /// One block's keys and values so far, (B, H, t, D) each; undefined before the first step.
 struct LayerCache {

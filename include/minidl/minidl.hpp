@@ -48,6 +48,7 @@
 #include "minidl/ops/norm/group_norm.hpp"
 #include "minidl/ops/norm/layer_norm.hpp"
 #include "minidl/ops/norm/rms_norm.hpp"
+#include "minidl/ops/packed_attention.hpp"
 #include "minidl/ops/pool.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/ops/sampling.hpp"

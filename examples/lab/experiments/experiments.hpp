@@ -113,7 +113,8 @@ nn::Module& submodule(nn::Module& root, const std::string& dotted_name);
 Record measure_padding_stats(const Context& context, charlm::NormKind norm, const std::string& order, uint64_t seed);
 
 /// rms_vs_layer's timing: a LayerNorm(64) and an RMSNorm(64) forward and backward on one
-/// (32, 16, 64) batch, `repeats` times each, in `pairs` alternating pairs.
+/// (32, 16, 64) batch, `repeats` times each, in `pairs` alternating pairs, timed in the CPU time
+/// of the calling thread with its OpenMP count held at one.
 struct NormCost {
   double layer_us = INFINITY, rms_us = INFINITY;  // the fastest pair's time per forward+backward
   double median_ratio = 0.0;                      // RMSNorm's time over LayerNorm's, median over pairs

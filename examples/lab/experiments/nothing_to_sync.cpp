@@ -12,6 +12,7 @@
 
 #include "experiments.hpp"
 #include "minidl/tensor/error.hpp"
+#include "mpi_runs.hpp"
 #include "tools.hpp"
 
 namespace minidl::lab {
@@ -43,8 +44,6 @@ const std::vector<Setup>& setups() {
                                        {"layer", "LayerNorm", NormKind::Layer, false}};
   return list;
 }
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
 // The digits program on `ranks` ranks over every seed: one record per run, each carrying the
 // invocation's traffic as counted from the model and as the collectives counted it.
 std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, const std::vector<NormKind>& norms) {
@@ -54,15 +53,12 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, 
   fs::create_directories(dir);
   std::string norm_list;
   for (NormKind n : norms) norm_list += cat(norm_list.empty() ? "" : ",", lesson::short_name(n));
-  std::string command = cat(MINIDL_LAB_MPIRUN, " --allow-run-as-root --oversubscribe -np ", ranks, " ");
-#ifdef MINIDL_LAB_MPIRUN_ENV
-  command += cat(MINIDL_LAB_MPIRUN_ENV, " ");
-#endif
-  command += cat(quoted(MINIDL_LAB_DIGITS_EXE), " --distributed", sync_bn ? " --sync-bn" : "", " --norm ", norm_list,
-                 " --seeds ", lesson::seeds_text(c.settings.seeds), " --epochs ", training.epochs, " --batch-size ",
-                 kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir), " --summary ",
-                 quoted((dir / "summary.json").string()), " > ", quoted((dir / "out.txt").string()), " 2> ",
-                 quoted((dir / "err.txt").string()));
+  const std::string command =
+      cat(mpirun_prefix(ranks), quoted(MINIDL_LAB_DIGITS_EXE), " --distributed", sync_bn ? " --sync-bn" : "",
+          " --norm ", norm_list, " --seeds ", lesson::seeds_text(c.settings.seeds), " --epochs ", training.epochs,
+          " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir), " --summary ",
+          quoted((dir / "summary.json").string()), " > ", quoted((dir / "out.txt").string()), " 2> ",
+          quoted((dir / "err.txt").string()));
   const int status = std::system(command.c_str());
   const std::string err = read_file(dir / "err.txt");
   const std::string summary_text = status == 0 ? read_file(dir / "summary.json") : "";
@@ -110,18 +106,9 @@ lesson::Spread figure_at(const std::vector<Record>& records, const char* label, 
   return spread(where_num(where(records, {{"norm", label}}), "ranks", ranks), figure);
 }
 
-// How far the mean validation accuracy on N ranks is from one rank's, and the bound it must
-// stay within to count as the same: kFloor, or twice the standard error of the difference.
-struct Shift {
-  double shift, bound;
-  bool same() const { return std::fabs(shift) <= bound; }
-};
-Shift shift_at(const std::vector<Record>& records, const char* label, int ranks) {
-  const lesson::Spread one = figure_at(records, label, 1, "val_accuracy");
-  const lesson::Spread n = figure_at(records, label, ranks, "val_accuracy");
-  if (!one.count || !n.count) return {std::nan(""), 0.0};
-  const double se = std::sqrt(one.sd * one.sd / double(one.count) + n.sd * n.sd / double(n.count));
-  return {n.mean - one.mean, std::max(kFloor, 2.0 * se)};
+// How far the mean validation accuracy on N ranks is from one rank's, and its bound.
+RankShift shift_at(const std::vector<Record>& records, const char* label, int ranks) {
+  return shift_from_one_rank(records, label, ranks, "val_accuracy", kFloor);
 }
 
 std::string bytes_text(int64_t bytes) {
@@ -202,7 +189,7 @@ class NothingToSync : public Experiment {
     const int largest = rank_counts(s).back();
     const RankTraffic sync = rank_traffic(NormKind::Batch, true, largest);
     auto shift_text = [&](const char* label) {
-      const Shift d = shift_at(records, label, largest);
+      const RankShift d = shift_at(records, label, largest);
       return cat(d.shift >= 0 ? "+" : "", fixed(d.shift), " (bound ", fixed(d.bound), ")");
     };
     return {verdict,
@@ -231,7 +218,7 @@ class NothingToSync : public Experiment {
     for (int n : rank_counts(s)) {
       std::vector<std::string> row{cat(n, " x ", kGlobalBatch / n)};
       for (const Setup& setup : setups()) {
-        const Shift d = shift_at(records, setup.label, n);
+        const RankShift d = shift_at(records, setup.label, n);
         row.push_back(mean_range(figure_at(records, setup.label, n, "val_accuracy")) + " / " +
                       fixed(figure_at(records, setup.label, n, "train_loss").mean) +
                       (n == 1 ? "" : cat(" (", d.shift >= 0 ? "+" : "", fixed(d.shift), d.same() ? "" : ", off", ")")));
@@ -282,10 +269,6 @@ class NothingToSync : public Experiment {
       script += plots + "\n";
     }
     return draw(s.out_dir, "nothing_to_sync.png", script + "unset multiplot\n");
-  }
-
-  static bool not_run(const std::vector<Record>& records) {
-    return !records.empty() && records.front().text("status") == "not run";
   }
 };
 

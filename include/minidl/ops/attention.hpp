@@ -1,7 +1,8 @@
 #pragma once
 // scaled_dot_product_attention, as torch.nn.functional's: softmax(q k^T * scale + mask) v,
 // written out with the tensor ops (matmul, masked_fill, softmax, dropout); autograd runs
-// through them. There is no fused path.
+// through them. Self-attention on a packed q|k|v projection has one op of its own that
+// copies nothing: minidl/ops/packed_attention.hpp.
 //
 //   Tensor y = scaled_dot_product_attention(q, k, v, {.is_causal = true});  // (B, H, T, D)
 #include <optional>

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "experiments/experiments.hpp"
+#include "experiments/mpi_runs.hpp"
 #include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
 #include "tools.hpp"
@@ -40,7 +41,6 @@ const std::vector<Setup>& setups() {
       {"layer", "LayerNorm"}, {"batch", "BatchNorm1d (local)"}, {"sync_batch", "SyncBatchNorm"}};
   return list;
 }
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
 // Per run name ("layer-pre") and seed, the first kEarlySteps step losses of a --curves file.
 std::map<std::pair<std::string, uint64_t>, std::string> early_losses(const std::string& csv) {
@@ -67,17 +67,13 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn) 
 #if MINIDL_WITH_MPI && defined(MINIDL_LAB_CHARLM_EXE) && defined(MINIDL_LAB_MPIRUN)
   const fs::path dir = fs::temp_directory_path() / cat("minidl_lab_charlm_", getpid(), "_", ranks, sync_bn ? "s" : "l");
   fs::create_directories(dir);
-  std::string command = cat(MINIDL_LAB_MPIRUN, " --allow-run-as-root --oversubscribe -np ", ranks, " ");
-#ifdef MINIDL_LAB_MPIRUN_ENV
-  command += cat(MINIDL_LAB_MPIRUN_ENV, " ");
-#endif
-  command +=
-      cat(quoted(MINIDL_LAB_CHARLM_EXE), " --distributed", sync_bn ? " --sync-bn --norm batch" : " --norm layer,batch",
-          " --seeds ", lesson::seeds_text(c.settings.seeds), " --steps ", steps(c.settings), " --eval-every ",
-          steps(c.settings), " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ",
-          quoted(c.settings.data_dir + "/words.txt"), " --summary ", quoted((dir / "summary.json").string()),
-          " --curves ", quoted((dir / "curves.csv").string()), " > ", quoted((dir / "out.txt").string()), " 2> ",
-          quoted((dir / "err.txt").string()));
+  const std::string command =
+      cat(mpirun_prefix(ranks), quoted(MINIDL_LAB_CHARLM_EXE), " --distributed",
+          sync_bn ? " --sync-bn --norm batch" : " --norm layer,batch", " --seeds ",
+          lesson::seeds_text(c.settings.seeds), " --steps ", steps(c.settings), " --eval-every ", steps(c.settings),
+          " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir + "/words.txt"),
+          " --summary ", quoted((dir / "summary.json").string()), " --curves ", quoted((dir / "curves.csv").string()),
+          " > ", quoted((dir / "out.txt").string()), " 2> ", quoted((dir / "err.txt").string()));
   const int status = std::system(command.c_str());
   const std::string err = read_file(dir / "err.txt");
   const std::string summary_text = status == 0 ? read_file(dir / "summary.json") : "";
@@ -131,22 +127,9 @@ double early_gap(const std::vector<Record>& records, const char* label, int rank
   return gap;
 }
 
-// How far the mean validation loss on N ranks is from one rank's, and the bound it must stay
-// within to count as the same: kFloor, or twice the standard error of the difference.
-struct Shift {
-  double shift, bound;
-  bool same() const { return std::fabs(shift) <= bound; }
-};
-Shift shift_at(const std::vector<Record>& records, const char* label, int ranks) {
-  const lesson::Spread one = spread(where_num(where(records, {{"norm", label}}), "ranks", 1), "val_loss");
-  const lesson::Spread n = spread(where_num(where(records, {{"norm", label}}), "ranks", ranks), "val_loss");
-  if (!one.count || !n.count) return {std::nan(""), 0.0};
-  const double se = std::sqrt(one.sd * one.sd / double(one.count) + n.sd * n.sd / double(n.count));
-  return {n.mean - one.mean, std::max(kFloor, 2.0 * se)};
-}
-
-bool not_run(const std::vector<Record>& records) {
-  return !records.empty() && records.front().text("status") == "not run";
+// How far the mean validation loss on N ranks is from one rank's, and its bound.
+RankShift shift_at(const std::vector<Record>& records, const char* label, int ranks) {
+  return shift_from_one_rank(records, label, ranks, "val_loss", kFloor);
 }
 
 class CharlmSync : public Experiment {
@@ -210,7 +193,7 @@ class CharlmSync : public Experiment {
                                      : Verdict::DidNotHold;
     const int largest = rank_counts(s).back();
     auto figures = [&](const char* label) {
-      const Shift d = shift_at(records, label, largest);
+      const RankShift d = shift_at(records, label, largest);
       return cat("step losses within ", sci(early_gap(records, label, largest)), ", validation loss ",
                  d.shift >= 0 ? "+" : "", fixed(d.shift), " (bound ", fixed(d.bound), ")");
     };

@@ -1,0 +1,41 @@
+#include "experiments/mpi_runs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "minidl/tensor/error.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab {
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+std::string mpirun_prefix([[maybe_unused]] int ranks) {
+#ifdef MINIDL_LAB_MPIRUN
+  std::string command = cat(MINIDL_LAB_MPIRUN, " --allow-run-as-root --oversubscribe -np ", ranks, " ");
+#ifdef MINIDL_LAB_MPIRUN_ENV
+  command += cat(MINIDL_LAB_MPIRUN_ENV, " ");
+#endif
+  return command;
+#else
+  return "";
+#endif
+}
+
+bool RankShift::same() const { return std::fabs(shift) <= bound; }
+
+RankShift shift_from_one_rank(const std::vector<Record>& records, const std::string& label, int ranks,
+                              const std::string& figure, double floor) {
+  const std::vector<Record> runs = where(records, {{"norm", label}});
+  const lesson::Spread one = spread(where_num(runs, "ranks", 1), figure);
+  const lesson::Spread n = spread(where_num(runs, "ranks", ranks), figure);
+  if (!one.count || !n.count) return {std::nan(""), 0.0};
+  const double se = std::sqrt(one.sd * one.sd / double(one.count) + n.sd * n.sd / double(n.count));
+  return {n.mean - one.mean, std::max(floor, 2.0 * se)};
+}
+
+bool not_run(const std::vector<Record>& records) {
+  return !records.empty() && records.front().text("status") == "not run";
+}
+
+}  // namespace minidl::lab

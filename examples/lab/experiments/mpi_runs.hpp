@@ -1,0 +1,32 @@
+#pragma once
+// What the two experiments that run a program under mpirun share (nothing_to_sync: digits;
+// charlm_sync: charlm): the command line's start, and the rule that says whether N ranks
+// trained the same model as one.
+#include <string>
+#include <vector>
+
+#include "lab.hpp"
+
+namespace minidl::lab {
+
+/// text in single quotes, one word of a shell command line.
+std::string quoted(const std::string& text);
+
+/// "mpirun --allow-run-as-root --oversubscribe -np N " (as root in CI, N ranks on fewer
+/// cores), with the sanitizer build's environment for the ranks; empty without MPI.
+std::string mpirun_prefix(int ranks);
+
+/// How far the mean of `figure` over the runs of `label` on N ranks is from its mean on one
+/// rank, and the bound it must stay within to count as the same: `floor`, or twice the
+/// standard error of the difference over the seeds.
+struct RankShift {
+  double shift, bound;
+  bool same() const;
+};
+RankShift shift_from_one_rank(const std::vector<Record>& records, const std::string& label, int ranks,
+                              const std::string& figure, double floor);
+
+/// True when the records say the experiment did not run (no MPI built in).
+bool not_run(const std::vector<Record>& records);
+
+}  // namespace minidl::lab

@@ -1,0 +1,113 @@
+#include "minidl/ops/packed_attention.hpp"
+
+#include <cmath>
+
+#include "kernels/gemm.hpp"
+#include "minidl/autograd/node.hpp"
+#include "minidl/autograd/saved_tensor.hpp"
+#include "minidl/tensor/error.hpp"
+
+namespace minidl {
+namespace {
+
+// The sizes of a packed self-attention, and where head h of batch row b lies.
+struct Heads {
+  int64_t batch = 0, length = 0, width = 0, count = 0, size = 0;  // B, T, C, H, D
+
+  int64_t packed_row() const { return 3 * width; }  // floats between two positions of qkv
+  // Offset of (b, t = 0, head h)'s query in qkv (its key is `width` further, its value 2 width).
+  int64_t query_at(int64_t b, int64_t h) const { return b * length * packed_row() + h * size; }
+  // Offset of (b, t = 0, head h)'s output in y (B, T, C).
+  int64_t output_at(int64_t b, int64_t h) const { return b * length * width + h * size; }
+  // Offset of (b, h)'s (T, T) weights in (B, H, T, T).
+  int64_t weights_at(int64_t b, int64_t h) const { return (b * count + h) * length * length; }
+};
+
+Heads heads_of(const Tensor& qkv, int64_t heads) {
+  const bool packs = qkv.dim() == 3 && qkv.size(2) % 3 == 0;
+  if (!packs || heads < 1 || (qkv.size(2) / 3) % heads != 0)
+    throw Error(cat("self_attention_packed: expected qkv (B, T, 3C) with num_heads dividing C, got qkv of shape ",
+                    to_string(qkv.shape()), " and num_heads ", heads));
+  const int64_t width = qkv.size(2) / 3;
+  return {qkv.size(0), qkv.size(1), width, heads, width / heads};
+}
+
+// Each row of the (T, T) scores becomes its softmax, in place, as softmax() computes it (exps
+// and their sum in double); with is_causal the keys after the row's own position get weight 0.
+void softmax_rows(float* scores, int64_t length, bool is_causal) {
+  for (int64_t i = 0; i < length; ++i) {
+    float* row = scores + i * length;
+    const int64_t keys = is_causal ? i + 1 : length;
+    float top = -INFINITY;
+    for (int64_t j = 0; j < keys; ++j) top = std::max(top, row[j]);
+    double total = 0.0;
+    for (int64_t j = 0; j < keys; ++j) {
+      const double e = std::exp(double(row[j] - top));
+      row[j] = float(e);
+      total += e;
+    }
+    const double scale = 1.0 / total;
+    for (int64_t j = 0; j < keys; ++j) row[j] = float(double(row[j]) * scale);
+    for (int64_t j = keys; j < length; ++j) row[j] = 0.0f;
+  }
+}
+
+// The gradient of the scores from that of the weights, in place: ds_j = p_j (dp_j - sum_k dp_k p_k).
+void softmax_backward_rows(float* grad, const float* weights, int64_t length) {
+  for (int64_t i = 0; i < length; ++i) {
+    float* g = grad + i * length;
+    const float* p = weights + i * length;
+    double dot = 0.0;
+    for (int64_t j = 0; j < length; ++j) dot += double(g[j]) * double(p[j]);
+    for (int64_t j = 0; j < length; ++j) g[j] = float(double(p[j]) * (double(g[j]) - dot));
+  }
+}
+
+// dqkv from dy for every head: the weights' gradient dP = dY V^T, dV = P^T dY, then through
+// the softmax, dQ = scale dS K and dK = scale dS^T Q.
+Tensor backward(const Heads& s, const Tensor& qkv, const Tensor& weights, const Tensor& grad, float scale) {
+  const int64_t T = s.length, D = s.size, ld = s.packed_row(), C = s.width;
+  Tensor dqkv = Tensor::empty(qkv.shape());  // (B, T, 3C): every column written below
+  Tensor scratch = Tensor::empty({T, T});    // dP, then dS, of one head
+  float* ds = scratch.data();
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.count; ++h) {
+      const float* q = qkv.data() + s.query_at(b, h);
+      const float *k = q + C, *v = q + 2 * C;
+      const float* p = weights.data() + s.weights_at(b, h);
+      const float* dy = grad.data() + s.output_at(b, h);
+      float* dq = dqkv.data() + s.query_at(b, h);
+      kernels::gemm_strided(false, true, T, T, D, 1.0f, dy, C, v, ld, 0.0f, ds, T);
+      kernels::gemm_strided(true, false, T, D, T, 1.0f, p, T, dy, C, 0.0f, dq + 2 * C, ld);
+      softmax_backward_rows(ds, p, T);
+      kernels::gemm_strided(false, false, T, D, T, scale, ds, T, k, ld, 0.0f, dq, ld);
+      kernels::gemm_strided(true, false, T, D, T, scale, ds, T, q, ld, 0.0f, dq + C, ld);
+    }
+  return dqkv;
+}
+
+}  // namespace
+
+Tensor self_attention_packed(const Tensor& qkv, int64_t heads, bool is_causal, Tensor* weights) {
+  const Heads s = heads_of(qkv, heads);
+  const int64_t T = s.length, D = s.size, ld = s.packed_row(), C = s.width;
+  const auto scale = float(1.0 / std::sqrt(double(D)));
+  Tensor out = Tensor::empty({s.batch, T, C});
+  Tensor probabilities = Tensor::empty({s.batch, s.count, T, T});  // (B, H, T, T)
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.count; ++h) {
+      const float* q = qkv.data() + s.query_at(b, h);
+      float* p = probabilities.data() + s.weights_at(b, h);
+      kernels::gemm_strided(false, true, T, T, D, scale, q, ld, q + C, ld, 0.0f, p, T);  // scale Q K^T
+      softmax_rows(p, T, is_causal);
+      kernels::gemm_strided(false, false, T, D, T, 1.0f, p, T, q + 2 * C, ld, 0.0f, out.data() + s.output_at(b, h), C);
+    }
+  if (weights) *weights = probabilities;
+  if (!needs_grad({qkv})) return out;
+  const SavedTensor saved_qkv(qkv), saved_weights(probabilities);
+  return record(out, "SelfAttentionPacked", {qkv}, [s, saved_qkv, saved_weights, scale](const Tensor& g) {
+    return std::vector<Tensor>{backward(s, saved_qkv.unpack(), saved_weights.unpack(), g, scale)};
+  });
+}
+
+}  // namespace minidl
