@@ -68,7 +68,8 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "sdpa",                // test_attention.cpp
       "MultiheadAttention",  // test_multihead_attention.cpp
       "TransformerEncoderLayer",
-      "TransformerEncoder",  // test_transformer.cpp
+      "TransformerEncoder",     // test_transformer.cpp
+      "packed_self_attention",  // test_packed_attention.cpp
   };
   const std::vector<std::string> names = testing::fixture_names();
   CHECK(names.size() >= 80);

@@ -9,6 +9,7 @@
 
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
+#include "kernels/tanh.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -19,13 +20,11 @@ constexpr int64_t kLanes = 8;
 using FloatVec = __m256;
 FloatVec erf_vector(FloatVec v) { return Sleef_erff8_u10(v); }
 FloatVec exp_vector(FloatVec v) { return Sleef_expf8_u10(v); }
-FloatVec tanh_vector(FloatVec v) { return Sleef_tanhf8_u10(v); }
 #else
 constexpr int64_t kLanes = 4;
 using FloatVec = __m128;
 FloatVec erf_vector(FloatVec v) { return Sleef_erff4_u10(v); }
 FloatVec exp_vector(FloatVec v) { return Sleef_expf4_u10(v); }
-FloatVec tanh_vector(FloatVec v) { return Sleef_tanhf4_u10(v); }
 #endif
 
 using Lanes = std::array<float, kLanes>;  // one block of values; a short tail padded with 0
@@ -40,15 +39,22 @@ Lanes through(FloatVec (*f)(FloatVec), const Lanes& in) {
   return out;
 }
 
+constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of kLanes
+
+// Calls chunk(start, count) for consecutive chunks of at most kChunk values, in parallel.
+template <typename Chunk>
+void by_chunks(int64_t n, const Chunk& chunk) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(chunks, grain_for(kChunk),
+               [&](int64_t c) { chunk(c * kChunk, std::min(n, (c + 1) * kChunk) - c * kChunk); });
+}
+
 // Calls block(start, count) for consecutive blocks of at most kLanes values; chunks of
 // them run in parallel.
 template <typename Block>
 void by_blocks(int64_t n, const Block& block) {
-  constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of kLanes
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, grain_for(kChunk), [&](int64_t c) {
-    const int64_t end = std::min(n, (c + 1) * kChunk);
-    for (int64_t i = c * kChunk; i < end; i += kLanes) block(i, std::min(kLanes, end - i));
+  by_chunks(n, [&](int64_t start, int64_t count) {
+    for (int64_t i = start; i < start + count; i += kLanes) block(i, std::min(kLanes, start + count - i));
   });
 }
 
@@ -58,14 +64,15 @@ constexpr float kBeta = float(M_2_SQRTPI * M_SQRT1_2 * 0.5);    // 1 / sqrt(2 pi
 constexpr float kTanhBeta = float(M_SQRT2 * M_2_SQRTPI * 0.5);  // sqrt(2 / pi)
 constexpr float kKappa = 0.044715f;
 
-// sqrt(2 / pi) (x + 0.044715 x^3) for each lane.
-Lanes tanh_inner(const float* x, int64_t count) {
-  Lanes inner{};
+// t = tanh(sqrt(2 / pi) (x + 0.044715 x^3)) over one chunk, by minidl's tanh kernel (within
+// 1.15 ulp, as SLEEF's, PyTorch's, is within 1; kernels/tanh.hpp): about 8x cheaper than
+// SLEEF's here, where it took a fifth of charlm's step (docs/benchmarks.md).
+void gelu_tanh(float* t, const float* x, int64_t count) {
   for (int64_t k = 0; k < count; ++k) {
     const float x_cube = x[k] * x[k] * x[k];
-    inner[size_t(k)] = kTanhBeta * (x[k] + kKappa * x_cube);
+    t[k] = kTanhBeta * (x[k] + kKappa * x_cube);
   }
-  return inner;
+  tanh_forward(t, t, count);
 }
 
 Lanes scaled(const float* x, int64_t count, float scale) {
@@ -77,39 +84,43 @@ Lanes scaled(const float* x, int64_t count, float scale) {
 }  // namespace
 
 void gelu_forward(float* out, const float* x, int64_t n, bool tanh_approximation) {
+  if (tanh_approximation) {
+    by_chunks(n, [&](int64_t i, int64_t count) {
+      gelu_tanh(out + i, x + i, count);  // the tanh first, in out's own place
+      for (int64_t k = i; k < i + count; ++k) out[k] = 0.5f * x[k] * (1.0f + out[k]);
+    });
+    return;
+  }
   by_blocks(n, [&](int64_t i, int64_t count) {
     const float* xi = x + i;
-    if (tanh_approximation) {
-      const Lanes t = through(tanh_vector, tanh_inner(xi, count));
-      for (int64_t k = 0; k < count; ++k) out[i + k] = 0.5f * xi[k] * (1.0f + t[size_t(k)]);
-    } else {
-      const Lanes e = through(erf_vector, scaled(xi, count, kAlpha));
-      for (int64_t k = 0; k < count; ++k) out[i + k] = xi[k] * 0.5f * (1.0f + e[size_t(k)]);
-    }
+    const Lanes e = through(erf_vector, scaled(xi, count, kAlpha));
+    for (int64_t k = 0; k < count; ++k) out[i + k] = xi[k] * 0.5f * (1.0f + e[size_t(k)]);
   });
 }
 
 void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool tanh_approximation) {
-  by_blocks(n, [&](int64_t i, int64_t count) {
-    const float* xi = x + i;
-    if (tanh_approximation) {
-      const Lanes t = through(tanh_vector, tanh_inner(xi, count));
-      for (int64_t k = 0; k < count; ++k) {
-        const float v = xi[k], tk = t[size_t(k)];
+  if (tanh_approximation) {
+    by_chunks(n, [&](int64_t i, int64_t count) {
+      gelu_tanh(dx + i, x + i, count);  // the tanh first, in dx's own place
+      for (int64_t k = i; k < i + count; ++k) {
+        const float v = x[k], tk = dx[k];
         const float left_derivative = 0.5f * (1.0f + tk);
         const float right_derivative = 0.5f * v * (1.0f - tk * tk) * kTanhBeta * (1.0f + 3.0f * kKappa * v * v);
-        dx[i + k] = dout[i + k] * (left_derivative + right_derivative);
+        dx[k] = dout[k] * (left_derivative + right_derivative);
       }
-    } else {
-      const Lanes e = through(erf_vector, scaled(xi, count, kAlpha));
-      Lanes half_square{};  // -x^2 / 2
-      for (int64_t k = 0; k < count; ++k) half_square[size_t(k)] = xi[k] * xi[k] * -0.5f;
-      const Lanes g = through(exp_vector, half_square);
-      for (int64_t k = 0; k < count; ++k) {
-        const float cdf = 0.5f * (1.0f + e[size_t(k)]);
-        const float pdf = kBeta * g[size_t(k)];
-        dx[i + k] = dout[i + k] * (cdf + xi[k] * pdf);
-      }
+    });
+    return;
+  }
+  by_blocks(n, [&](int64_t i, int64_t count) {
+    const float* xi = x + i;
+    const Lanes e = through(erf_vector, scaled(xi, count, kAlpha));
+    Lanes half_square{};  // -x^2 / 2
+    for (int64_t k = 0; k < count; ++k) half_square[size_t(k)] = xi[k] * xi[k] * -0.5f;
+    const Lanes g = through(exp_vector, half_square);
+    for (int64_t k = 0; k < count; ++k) {
+      const float cdf = 0.5f * (1.0f + e[size_t(k)]);
+      const float pdf = kBeta * g[size_t(k)];
+      dx[i + k] = dout[i + k] * (cdf + xi[k] * pdf);
     }
   });
 }

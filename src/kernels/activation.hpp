@@ -8,8 +8,9 @@ namespace minidl::kernels {
 
 /// out[i] = gelu(x[i]): x / 2 * (1 + erf(x / sqrt 2)), or with tanh_approximation
 /// x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))).
+/// out must not overlap x.
 void gelu_forward(float* out, const float* x, int64_t n, bool tanh_approximation);
-/// dx[i] = dout[i] * gelu'(x[i]).
+/// dx[i] = dout[i] * gelu'(x[i]); dx must overlap neither dout nor x.
 void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool tanh_approximation);
 
 /// out[i] = x[i] / (1 + exp(-x[i])).

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/gemm.hpp"
+#include "kernels/parallel_for.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
 #include "minidl/tensor/error.hpp"
@@ -30,6 +31,14 @@ Heads heads_of(const Tensor& qkv, int64_t heads) {
                     to_string(qkv.shape()), " and num_heads ", heads));
   const int64_t width = qkv.size(2) / 3;
   return {qkv.size(0), qkv.size(1), width, heads, width / heads};
+}
+
+// f(b, h) for every (batch row, head), on OpenMP's threads when there is enough work: each
+// head reads and writes only its own columns and weights, so the results do not depend on it.
+template <typename F>
+void for_each_head(const Heads& s, F f) {
+  const int64_t work = s.length * s.length * s.size;  // multiply-adds of one head's product
+  kernels::parallel_for(s.batch * s.count, kernels::grain_for(work), [&](int64_t i) { f(i / s.count, i % s.count); });
 }
 
 // Each row of the (T, T) scores becomes its softmax, in place, as softmax() computes it (exps
@@ -67,22 +76,21 @@ void softmax_backward_rows(float* grad, const float* weights, int64_t length) {
 // the softmax, dQ = scale dS K and dK = scale dS^T Q.
 Tensor backward(const Heads& s, const Tensor& qkv, const Tensor& weights, const Tensor& grad, float scale) {
   const int64_t T = s.length, D = s.size, ld = s.packed_row(), C = s.width;
-  Tensor dqkv = Tensor::empty(qkv.shape());  // (B, T, 3C): every column written below
-  Tensor scratch = Tensor::empty({T, T});    // dP, then dS, of one head
-  float* ds = scratch.data();
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t h = 0; h < s.count; ++h) {
-      const float* q = qkv.data() + s.query_at(b, h);
-      const float *k = q + C, *v = q + 2 * C;
-      const float* p = weights.data() + s.weights_at(b, h);
-      const float* dy = grad.data() + s.output_at(b, h);
-      float* dq = dqkv.data() + s.query_at(b, h);
-      kernels::gemm_strided(false, true, T, T, D, 1.0f, dy, C, v, ld, 0.0f, ds, T);
-      kernels::gemm_strided(true, false, T, D, T, 1.0f, p, T, dy, C, 0.0f, dq + 2 * C, ld);
-      softmax_backward_rows(ds, p, T);
-      kernels::gemm_strided(false, false, T, D, T, scale, ds, T, k, ld, 0.0f, dq, ld);
-      kernels::gemm_strided(true, false, T, D, T, scale, ds, T, q, ld, 0.0f, dq + C, ld);
-    }
+  Tensor dqkv = Tensor::empty(qkv.shape());             // (B, T, 3C): every column written below
+  Tensor scores_grad = Tensor::empty(weights.shape());  // (B, H, T, T): dP, then dS, of each head
+  for_each_head(s, [&](int64_t b, int64_t h) {
+    const float* q = qkv.data() + s.query_at(b, h);
+    const float *k = q + C, *v = q + 2 * C;
+    const float* p = weights.data() + s.weights_at(b, h);
+    const float* dy = grad.data() + s.output_at(b, h);
+    float* ds = scores_grad.data() + s.weights_at(b, h);
+    float* dq = dqkv.data() + s.query_at(b, h);
+    kernels::gemm_strided(false, true, T, T, D, 1.0f, dy, C, v, ld, 0.0f, ds, T);
+    kernels::gemm_strided(true, false, T, D, T, 1.0f, p, T, dy, C, 0.0f, dq + 2 * C, ld);
+    softmax_backward_rows(ds, p, T);
+    kernels::gemm_strided(false, false, T, D, T, scale, ds, T, k, ld, 0.0f, dq, ld);
+    kernels::gemm_strided(true, false, T, D, T, scale, ds, T, q, ld, 0.0f, dq + C, ld);
+  });
   return dqkv;
 }
 
@@ -94,14 +102,13 @@ Tensor self_attention_packed(const Tensor& qkv, int64_t heads, bool is_causal, T
   const auto scale = float(1.0 / std::sqrt(double(D)));
   Tensor out = Tensor::empty({s.batch, T, C});
   Tensor probabilities = Tensor::empty({s.batch, s.count, T, T});  // (B, H, T, T)
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t h = 0; h < s.count; ++h) {
-      const float* q = qkv.data() + s.query_at(b, h);
-      float* p = probabilities.data() + s.weights_at(b, h);
-      kernels::gemm_strided(false, true, T, T, D, scale, q, ld, q + C, ld, 0.0f, p, T);  // scale Q K^T
-      softmax_rows(p, T, is_causal);
-      kernels::gemm_strided(false, false, T, D, T, 1.0f, p, T, q + 2 * C, ld, 0.0f, out.data() + s.output_at(b, h), C);
-    }
+  for_each_head(s, [&](int64_t b, int64_t h) {
+    const float* q = qkv.data() + s.query_at(b, h);
+    float* p = probabilities.data() + s.weights_at(b, h);
+    kernels::gemm_strided(false, true, T, T, D, scale, q, ld, q + C, ld, 0.0f, p, T);  // scale Q K^T
+    softmax_rows(p, T, is_causal);
+    kernels::gemm_strided(false, false, T, D, T, 1.0f, p, T, q + 2 * C, ld, 0.0f, out.data() + s.output_at(b, h), C);
+  });
   if (weights) *weights = probabilities;
   if (!needs_grad({qkv})) return out;
   const SavedTensor saved_qkv(qkv), saved_weights(probabilities);
