@@ -190,5 +190,5 @@ def charlm_rows(table, build, repeats, quick, with_torch):
     with tempfile.TemporaryDirectory() as tmp:
         ckpt = step_rows(table, build, repeats, steps, with_torch, tmp)
         sample_rows(table, build, repeats, ckpt, with_torch, 100 if quick else 400)
-    width_rows(table, build, repeats, 5 if quick else 10)
+    width_rows(table, build, repeats, 10 if quick else 30)
     memory_row(table, build, quick)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/exp_value.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/parallel_for.hpp"
 #include "minidl/autograd/node.hpp"
@@ -42,7 +43,8 @@ void for_each_head(const Heads& s, F f) {
 }
 
 // Each row of the (T, T) scores becomes its softmax, in place, as softmax() computes it (exps
-// and their sum in double); with is_causal the keys after the row's own position get weight 0.
+// and their sum in double; the exps inline, kernels/exp_value.hpp, within 1 ulp in double as
+// libm's); with is_causal the keys after the row's own position get weight 0.
 void softmax_rows(float* scores, int64_t length, bool is_causal) {
   for (int64_t i = 0; i < length; ++i) {
     float* row = scores + i * length;
@@ -51,7 +53,7 @@ void softmax_rows(float* scores, int64_t length, bool is_causal) {
     for (int64_t j = 0; j < keys; ++j) top = std::max(top, row[j]);
     double total = 0.0;
     for (int64_t j = 0; j < keys; ++j) {
-      const double e = std::exp(double(row[j] - top));
+      const double e = kernels::exp_nonpositive(double(row[j] - top));
       row[j] = float(e);
       total += e;
     }
