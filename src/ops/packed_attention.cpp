@@ -1,6 +1,7 @@
 #include "minidl/ops/packed_attention.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include "kernels/exp_value.hpp"
 #include "kernels/gemm.hpp"
@@ -43,22 +44,27 @@ void for_each_head(const Heads& s, F f) {
 }
 
 // Each row of the (T, T) scores becomes its softmax, in place, as softmax() computes it (exps
-// and their sum in double; the exps inline, kernels/exp_value.hpp, within 1 ulp in double as
-// libm's); with is_causal the keys after the row's own position get weight 0.
-void softmax_rows(float* scores, int64_t length, bool is_causal) {
+// and their sum in double); with is_causal the keys after the row's own position get weight
+// 0. The exps (kernels/exp_value.hpp, within 1 ulp in double as libm's) run as one loop over
+// the whole (T, T) block, where rows of a few keys would leave vector lanes idle: masked keys
+// enter as -inf and give 0. `shifted` is scratch of T * T doubles.
+void softmax_rows(float* scores, int64_t length, bool is_causal, double* shifted) {
   for (int64_t i = 0; i < length; ++i) {
-    float* row = scores + i * length;
+    const float* row = scores + i * length;
     const int64_t keys = is_causal ? i + 1 : length;
     float top = -INFINITY;
     for (int64_t j = 0; j < keys; ++j) top = std::max(top, row[j]);
+    for (int64_t j = 0; j < length; ++j) shifted[i * length + j] = j < keys ? double(row[j] - top) : -INFINITY;
+  }
+  for (int64_t k = 0; k < length * length; ++k) shifted[k] = kernels::exp_nonpositive(shifted[k]);
+  for (int64_t i = 0; i < length; ++i) {
+    float* row = scores + i * length;
+    const double* exps = shifted + i * length;
+    const int64_t keys = is_causal ? i + 1 : length;
     double total = 0.0;
-    for (int64_t j = 0; j < keys; ++j) {
-      const double e = kernels::exp_nonpositive(double(row[j] - top));
-      row[j] = float(e);
-      total += e;
-    }
+    for (int64_t j = 0; j < keys; ++j) total += exps[j];
     const double scale = 1.0 / total;
-    for (int64_t j = 0; j < keys; ++j) row[j] = float(double(row[j]) * scale);
+    for (int64_t j = 0; j < keys; ++j) row[j] = float(double(float(exps[j])) * scale);
     for (int64_t j = keys; j < length; ++j) row[j] = 0.0f;
   }
 }
@@ -107,8 +113,9 @@ Tensor self_attention_packed(const Tensor& qkv, int64_t heads, bool is_causal, T
   for_each_head(s, [&](int64_t b, int64_t h) {
     const float* q = qkv.data() + s.query_at(b, h);
     float* p = probabilities.data() + s.weights_at(b, h);
+    std::vector<double> scratch(static_cast<size_t>(T * T));
     kernels::gemm_strided(false, true, T, T, D, scale, q, ld, q + C, ld, 0.0f, p, T);  // scale Q K^T
-    softmax_rows(p, T, is_causal);
+    softmax_rows(p, T, is_causal, scratch.data());
     kernels::gemm_strided(false, false, T, D, T, 1.0f, p, T, q + 2 * C, ld, 0.0f, out.data() + s.output_at(b, h), C);
   });
   if (weights) *weights = probabilities;
