@@ -1,7 +1,5 @@
 #include "model.hpp"
 
-#include <cmath>
-
 namespace minidl::charlm {
 
 namespace {
@@ -23,12 +21,6 @@ class ModuleGroup : public nn::Module {
 };
 
 }  // namespace
-
-Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const auto head_size = double(q.size(-1));
-  Tensor scores = matmul(q, transpose(k, -2, -1)) * float(1.0 / std::sqrt(head_size));  // (B, H, Tq, Tk)
-  return matmul(softmax(scores, -1), v);                                                // (B, H, Tq, D)
-}
 
 CausalSelfAttention::CausalSelfAttention(int64_t width, int64_t heads, Generator& gen) : heads_(heads) {
   c_attn = register_module("c_attn", std::make_shared<nn::Linear>(width, 3 * width, gen));
@@ -55,7 +47,8 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, LayerCache& cache) {
   const Tensor k = split_heads(qkv[1]), v = split_heads(qkv[2]);        // (B, H, 1, D)
   cache.keys = cache.keys.defined() ? cat({cache.keys, k}, 2) : k;      // (B, H, t, D)
   cache.values = cache.values.defined() ? cat({cache.values, v}, 2) : v;
-  return (*c_proj)(merge_heads(attend(split_heads(qkv[0]), cache.keys, cache.values)));
+  // The one new query attends to every cached position: no mask.
+  return (*c_proj)(merge_heads(scaled_dot_product_attention(split_heads(qkv[0]), cache.keys, cache.values)));
 }
 
 Block::Block(const ModelOptions& o, const std::shared_ptr<const TokenMask>& mask, Generator& gen)

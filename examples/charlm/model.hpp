@@ -33,10 +33,6 @@ struct ModelOptions {
   bool sync_batch_norm = false;  // --sync-bn: the BatchNorms as SyncBatchNorm (norms.hpp)
 };
 
-/// softmax(q k^T / sqrt(D)) v over heads: q (B, H, Tq, D), k and v (B, H, Tk, D) ->
-/// (B, H, Tq, D), every query seeing every key: a cached step's one query and the keys so far.
-Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v);
-
 /// One block's keys and values so far, (B, H, t, D) each; undefined before the first step.
 struct LayerCache {
   Tensor keys, values;
