@@ -1,4 +1,6 @@
 // matmul, matmul_t (the four transpose combinations), linear, and the gemm kernel.
+#include <cmath>
+
 #include "kernels/gemm.hpp"
 #include "support/check.hpp"
 #include "support/fixture.hpp"
@@ -34,6 +36,49 @@ TEST_CASE("gemm agrees with its plain-loop reference", "[ops]") {
         kernels::gemm_reference(ta, tb, m, n, k, 1.5f, a.data(), b.data(), beta, slow.data());
         check_close(fast, slow, 1e-5, 1e-5);
       }
+}
+
+// Products past 2^21 multiply-adds are split over threads by rows of C (or by columns when
+// C has few rows), each share a single-threaded sgemm on sliced operands. Every element is
+// compared with the float64 reference within what a float32 sum of k products can drift in
+// any order: k * 2^-24 of the sum of the products' magnitudes (plus the alpha, beta roundings).
+TEST_CASE("gemm split over threads by rows or columns agrees with its reference", "[ops]") {
+  const int saved_threads = get_num_threads();
+  const auto magnitude = [](const Tensor& x) {
+    Tensor y = x.clone();
+    for (int64_t i = 0; i < y.numel(); ++i) y.data()[i] = std::abs(y.data()[i]);
+    return y;
+  };
+  Generator gen(5);
+  struct Case {
+    int64_t m, n, k;
+  };
+  // rows: 129 leaves a last share that is not a multiple of 16; columns: 70 rows are too few
+  // to split; 100 x 100: too few of either, OpenBLAS decides.
+  for (const Case& size : {Case{129, 130, 131}, Case{70, 301, 120}, Case{100, 100, 300}})
+    for (int threads : {2, 3})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          const auto [m, n, k] = size;
+          INFO("m " << m << " n " << n << " k " << k << " threads " << threads << " ta " << ta << " tb " << tb);
+          set_num_threads(threads);
+          Tensor a = Tensor::randn(ta ? Shape{k, m} : Shape{m, k}, gen);
+          Tensor b = Tensor::randn(tb ? Shape{n, k} : Shape{k, n}, gen);
+          Tensor c = Tensor::randn({m, n}, gen), reference = c.clone();
+          kernels::gemm(ta, tb, m, n, k, 1.5f, a.data(), b.data(), 0.5f, c.data());
+          kernels::gemm_reference(ta, tb, m, n, k, 1.5f, a.data(), b.data(), 0.5f, reference.data());
+          Tensor magnitudes = Tensor::zeros({m, n});  // 1.5 sum_p |a_ip b_pj|
+          kernels::gemm_reference(ta, tb, m, n, k, 1.5f, magnitude(a).data(), magnitude(b).data(), 0.0f,
+                                  magnitudes.data());
+          const double u = std::ldexp(1.0, -24);
+          int64_t outside = 0;
+          for (int64_t i = 0; i < m * n; ++i) {
+            const double bound = double(k + 2) * u * (magnitudes.data()[i] + std::abs(reference.data()[i]) + 1.0);
+            outside += std::abs(double(c.data()[i]) - double(reference.data()[i])) > bound;
+          }
+          CHECK(outside == 0);
+        }
+  set_num_threads(saved_threads);
 }
 
 TEST_CASE("matmul_t takes transposes as flags for all four combinations", "[ops]") {
