@@ -41,7 +41,11 @@ double report(int threads, const WideOptions& o) {
     optimizer.step();
   };
   step();  // warm: the block cache and OpenBLAS buffers
+  // The floor is the step's whole products, made on the same threads by OpenBLAS alone:
+  // recorded on one thread, where kernels::gemm does not split them into shares.
+  set_num_threads(1);
   const auto calls = bench::record_gemm_calls(step);
+  set_num_threads(threads);
   const auto [run, floor] = bench::time_against_floor(o.steps, step, calls);
   std::printf("threads %d: %.1f ms/step, GEMM floor %.1f ms/step (%zu sgemm, %.1f GFLOP/s): wall %.3fx, cpu %.3fx\n",
               threads, run.wall * 1e3, floor.wall * 1e3, calls.size(), bench::gemm_flops(calls) / floor.wall * 1e-9,

@@ -5,7 +5,8 @@
 namespace minidl::kernels {
 
 /// A is (M, K) after op, B is (K, N) after op, C is (M, N); all contiguous row-major. One row
-/// times a matrix goes to BLAS in the form gemm_form.hpp chooses for this core.
+/// times a matrix goes to BLAS in the form gemm_form.hpp chooses for this core. Outside a
+/// parallel region, large products are split over OpenMP's threads by rows (or columns) of C.
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c);
 
