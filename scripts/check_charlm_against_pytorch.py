@@ -44,7 +44,8 @@ def check(condition, message):
 
 
 def charlm(binary, *args):
-    done = subprocess.run([binary, "--quiet", "--seeds", "0", *args], capture_output=True, text=True)
+    # One thread, as PyTorch here: ctest runs the norms' tests side by side on the cores.
+    done = subprocess.run([binary, "--quiet", "--seeds", "0", "--threads", "1", *args], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"charlm {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout

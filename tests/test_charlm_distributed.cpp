@@ -8,6 +8,7 @@
 
 #include "minidl/distributed/environment.hpp"
 #include "support/curves_csv.hpp"
+#include "support/mpirun.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -49,9 +50,10 @@ const std::vector<std::string> kRun{"--steps", "40", "--eval-every", "20"};
 // charlm (ranks 0: alone; otherwise under mpirun with --distributed), seed 0, 1 thread a rank.
 ProcessResult charlm_on(int ranks, const TempDir& dir, const std::vector<std::string>& args) {
   std::vector<std::string> argv{MINIDL_CHARLM_EXE};
-  if (ranks > 0)
-    argv = {MINIDL_MPIRUN,         "--allow-run-as-root", "--oversubscribe", "-np",
-            std::to_string(ranks), MINIDL_CHARLM_EXE,     "--distributed"};
+  if (ranks > 0) {
+    argv = minidl::testing::mpirun_argv(MINIDL_MPIRUN, ranks);
+    argv.insert(argv.end(), {MINIDL_CHARLM_EXE, "--distributed"});
+  }
   argv.insert(argv.end(), {"--seeds", "0", "--quiet", "--threads", "1"});
   argv.insert(argv.end(), args.begin(), args.end());
   return minidl::testing::run_process(argv, dir.path());

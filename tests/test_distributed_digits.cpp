@@ -11,6 +11,7 @@
 #include "minidl/minidl.hpp"
 #include "support/curves_csv.hpp"
 #include "support/digits_cli.hpp"
+#include "support/mpirun.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -71,10 +72,12 @@ const std::vector<std::string> kRun{"--seeds", "0", "--epochs", "2", "--quiet"};
 
 ProcessResult digits_on(int ranks, const TempDir& dir, std::vector<std::string> args) {
   std::vector<std::string> argv;
-  if (ranks > 0)
-    argv = {MINIDL_MPIRUN,         "--allow-run-as-root", "--oversubscribe", "-np",
-            std::to_string(ranks), MINIDL_DIGITS_EXE,     "--distributed"};
-  else argv = {MINIDL_DIGITS_EXE, "--jobs", "1"};
+  if (ranks > 0) {
+    argv = minidl::testing::mpirun_argv(MINIDL_MPIRUN, ranks);
+    argv.insert(argv.end(), {MINIDL_DIGITS_EXE, "--distributed"});
+  } else {
+    argv = {MINIDL_DIGITS_EXE, "--jobs", "1"};
+  }
   argv.insert(argv.end(), kRun.begin(), kRun.end());
   argv.insert(argv.end(), args.begin(), args.end());
   ProcessResult r = minidl::testing::run_process(argv, dir.path());
@@ -259,9 +262,9 @@ TEST_CASE("digits --distributed on 4 ranks: plain BatchNorm normalizes each rank
 }
 TEST_CASE("digits --distributed refuses a batch that does not divide across the ranks", "[mpi_digits]") {
   TempDir dir;
-  ProcessResult r = minidl::testing::run_process({MINIDL_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "3",
-                                                  MINIDL_DIGITS_EXE, "--distributed", "--quiet"},
-                                                 dir.path());
+  std::vector<std::string> argv = minidl::testing::mpirun_argv(MINIDL_MPIRUN, 3);
+  argv.insert(argv.end(), {MINIDL_DIGITS_EXE, "--distributed", "--quiet"});
+  ProcessResult r = minidl::testing::run_process(argv, dir.path());
   REQUIRE(r.exit_code == 2);
   REQUIRE(r.err.find("digits: --batch-size 64 does not divide across 3 ranks") != std::string::npos);
 }

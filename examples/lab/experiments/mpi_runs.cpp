@@ -10,9 +10,10 @@ namespace minidl::lab {
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
-std::string mpirun_prefix([[maybe_unused]] int ranks) {
+std::string mpirun_prefix([[maybe_unused]] int ranks, [[maybe_unused]] const std::string& session_dir) {
 #ifdef MINIDL_LAB_MPIRUN
-  std::string command = cat(MINIDL_LAB_MPIRUN, " --allow-run-as-root --oversubscribe -np ", ranks, " ");
+  std::string command = cat(MINIDL_LAB_MPIRUN, " --allow-run-as-root --oversubscribe --mca orte_tmpdir_base ",
+                            quoted(session_dir), " -np ", ranks, " ");
 #ifdef MINIDL_LAB_MPIRUN_ENV
   command += cat(MINIDL_LAB_MPIRUN_ENV, " ");
 #endif

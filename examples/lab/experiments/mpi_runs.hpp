@@ -12,9 +12,12 @@ namespace minidl::lab {
 /// text in single quotes, one word of a shell command line.
 std::string quoted(const std::string& text);
 
-/// "mpirun --allow-run-as-root --oversubscribe -np N " (as root in CI, N ranks on fewer
-/// cores), with the sanitizer build's environment for the ranks; empty without MPI.
-std::string mpirun_prefix(int ranks);
+/// "mpirun --allow-run-as-root --oversubscribe --mca orte_tmpdir_base DIR -np N " (as root in
+/// CI, N ranks on fewer cores), with the sanitizer build's environment for the ranks; empty
+/// without MPI. session_dir: an existing directory of this run's own, where OpenMPI keeps
+/// its session files: two mpirun started at once under the shared default (/tmp/ompi.HOST.UID)
+/// can remove it under each other and fail in orte_init.
+std::string mpirun_prefix(int ranks, const std::string& session_dir);
 
 /// How far the mean of `figure` over the runs of `label` on N ranks is from its mean on one
 /// rank, and the bound it must stay within to count as the same: `floor`, or twice the

@@ -54,11 +54,11 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, 
   std::string norm_list;
   for (NormKind n : norms) norm_list += cat(norm_list.empty() ? "" : ",", lesson::short_name(n));
   const std::string command =
-      cat(mpirun_prefix(ranks), quoted(MINIDL_LAB_DIGITS_EXE), " --distributed", sync_bn ? " --sync-bn" : "",
-          " --norm ", norm_list, " --seeds ", lesson::seeds_text(c.settings.seeds), " --epochs ", training.epochs,
-          " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir), " --summary ",
-          quoted((dir / "summary.json").string()), " > ", quoted((dir / "out.txt").string()), " 2> ",
-          quoted((dir / "err.txt").string()));
+      cat(mpirun_prefix(ranks, dir.string()), quoted(MINIDL_LAB_DIGITS_EXE), " --distributed",
+          sync_bn ? " --sync-bn" : "", " --norm ", norm_list, " --seeds ", lesson::seeds_text(c.settings.seeds),
+          " --epochs ", training.epochs, " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ",
+          quoted(c.settings.data_dir), " --summary ", quoted((dir / "summary.json").string()), " > ",
+          quoted((dir / "out.txt").string()), " 2> ", quoted((dir / "err.txt").string()));
   const int status = std::system(command.c_str());
   const std::string err = read_file(dir / "err.txt");
   const std::string summary_text = status == 0 ? read_file(dir / "summary.json") : "";

@@ -68,7 +68,7 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn) 
   const fs::path dir = fs::temp_directory_path() / cat("minidl_lab_charlm_", getpid(), "_", ranks, sync_bn ? "s" : "l");
   fs::create_directories(dir);
   const std::string command =
-      cat(mpirun_prefix(ranks), quoted(MINIDL_LAB_CHARLM_EXE), " --distributed",
+      cat(mpirun_prefix(ranks, dir.string()), quoted(MINIDL_LAB_CHARLM_EXE), " --distributed",
           sync_bn ? " --sync-bn --norm batch" : " --norm layer,batch", " --seeds ",
           lesson::seeds_text(c.settings.seeds), " --steps ", steps(c.settings), " --eval-every ", steps(c.settings),
           " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir + "/words.txt"),
