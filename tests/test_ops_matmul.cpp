@@ -41,7 +41,7 @@ TEST_CASE("gemm agrees with its plain-loop reference", "[ops]") {
 // Products past 2^21 multiply-adds are split over threads by rows of C (or by columns when
 // C has few rows), each share a single-threaded sgemm on sliced operands. Every element is
 // compared with the float64 reference within what a float32 sum of k products can drift in
-// any order: k * 2^-24 of the sum of the products' magnitudes (plus the alpha, beta roundings).
+// any order: (k + 2) 2^-24 of the sum of the products' magnitudes, the result's and beta C's.
 TEST_CASE("gemm split over threads by rows or columns agrees with its reference", "[ops]") {
   const int saved_threads = get_num_threads();
   const auto magnitude = [](const Tensor& x) {
@@ -64,7 +64,8 @@ TEST_CASE("gemm split over threads by rows or columns agrees with its reference"
           set_num_threads(threads);
           Tensor a = Tensor::randn(ta ? Shape{k, m} : Shape{m, k}, gen);
           Tensor b = Tensor::randn(tb ? Shape{n, k} : Shape{k, n}, gen);
-          Tensor c = Tensor::randn({m, n}, gen), reference = c.clone();
+          const Tensor c0 = Tensor::randn({m, n}, gen);
+          Tensor c = c0.clone(), reference = c0.clone();
           kernels::gemm(ta, tb, m, n, k, 1.5f, a.data(), b.data(), 0.5f, c.data());
           kernels::gemm_reference(ta, tb, m, n, k, 1.5f, a.data(), b.data(), 0.5f, reference.data());
           Tensor magnitudes = Tensor::zeros({m, n});  // 1.5 sum_p |a_ip b_pj|
@@ -73,7 +74,8 @@ TEST_CASE("gemm split over threads by rows or columns agrees with its reference"
           const double u = std::ldexp(1.0, -24);
           int64_t outside = 0;
           for (int64_t i = 0; i < m * n; ++i) {
-            const double bound = double(k + 2) * u * (magnitudes.data()[i] + std::abs(reference.data()[i]) + 1.0);
+            const double prior = 0.5 * std::abs(double(c0.data()[i]));  // |beta C|
+            const double bound = double(k + 2) * u * (magnitudes.data()[i] + std::abs(reference.data()[i]) + prior);
             outside += std::abs(double(c.data()[i]) - double(reference.data()[i])) > bound;
           }
           CHECK(outside == 0);
