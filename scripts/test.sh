@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command: set-up (missing Debian packages, configure, build; see
-# scripts/setup.sh), then every test through ctest, then the tests whose figures depend on
-# OpenBLAS's kernels once more under each other kernel this CPU can run, and the PyTorch
-# cross-checks (ctest label `torch`) under each of those kernels. Extra arguments go to ctest
-# alone (and skip the rest), e.g.
+# scripts/setup.sh), then every ctest once under each OpenBLAS core type this CPU can run:
+# Haswell (AVX2), SkylakeX (AVX-512) and Sandybridge (AVX without FMA). OpenBLAS picks its
+# kernels by CPU at run time and each rounds differently, so a test that held only with this
+# machine's kernels would fail on another CPU: each pass is the whole suite, the PyTorch
+# cross-checks (ctest label `torch`) included. Extra arguments go to ctest alone, once, under
+# OpenBLAS's own choice (and skip the rest), e.g.
 #   bash scripts/test.sh -R norm
 # The cross-checks need Debian's python3-torch, which set-up installs with the rest; where
 # it is missing they are skipped, except in CI (CI=true or MINIDL_REQUIRE_TORCH=1), where that
@@ -16,29 +18,27 @@ bash "$repo/scripts/setup.sh" --with-torch
 if (($# > 0)); then
   exec ctest --test-dir "$build_dir" --output-on-failure -j2 "$@"
 fi
-ctest --test-dir "$build_dir" --output-on-failure -j2 -LE torch
 
-# OpenBLAS picks its sgemm kernel by CPU at run time and each rounds differently: a test that
-# holds only with this machine's kernel would fail on another. These tags compare against
-# PyTorch's figures, across thread counts, or against double-precision references.
-kernel_tags="[pytorch],[determinism],[threads],[norm],[lesson],[fixtures],[gemm]"
 core_types=()
 grep -qw avx2 /proc/cpuinfo && core_types+=(Haswell)
 grep -qw avx512f /proc/cpuinfo && core_types+=(SkylakeX)
-core_types+=(Sandybridge)  # AVX without FMA: runs on every x86-64 CPU this project targets
-for core_type in "${core_types[@]}"; do
-  echo "test.sh: the kernel-sensitive tests again with OPENBLAS_CORETYPE=$core_type"
-  OPENBLAS_CORETYPE="$core_type" "$build_dir/tests/minidl_tests" "$kernel_tags"
-done
+core_types+=(Sandybridge)  # runs on every x86-64 CPU this project targets
 
-# The PyTorch cross-checks, once under each core type (the machine's own is among them).
+# The quick lab compares its verdicts across these passes: each pass runs it under its own
+# core type (tests/lab_core_types.sh), so the verdicts of the earlier passes must be this run's.
+rm -rf "$build_dir/tests/lab_quick"
 ran=0 skipped=0
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 for core_type in "${core_types[@]}"; do
-  echo "test.sh: the PyTorch cross-checks with OPENBLAS_CORETYPE=$core_type"
-  OPENBLAS_CORETYPE="$core_type" ctest --test-dir "$build_dir" --output-on-failure -j2 -L torch | tee "$log"
-  ran=$((ran + $(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' "$log" || true)))
-  skipped=$((skipped + $(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' "$log" || true)))
+  echo "test.sh: every test with OPENBLAS_CORETYPE=$core_type"
+  start=$SECONDS
+  OPENBLAS_CORETYPE="$core_type" ctest --test-dir "$build_dir" --output-on-failure -j2 | tee "$log"
+  echo "test.sh: the pass under $core_type took $((SECONDS - start)) s"
+  torch_tests="$(ctest --test-dir "$build_dir" -N -L torch | grep -oE 'Test +#[0-9]+: +[^ ]+' | awk '{print $3}')"
+  for name in $torch_tests; do
+    grep -qE "Test +#[0-9]+: $name \.+ +Passed" "$log" && ran=$((ran + 1))
+    grep -qE "Test +#[0-9]+: $name \.+\*+Skipped" "$log" && skipped=$((skipped + 1))
+  done
 done
 echo "PyTorch cross-checks: $ran ran, $skipped skipped (core types: ${core_types[*]})"

@@ -148,7 +148,7 @@ TEST_CASE("conv2d's gradients on the Winograd path match finite differences", "[
       const Tensor x = Tensor::randn({1, 8, 16, 16}, gen), w = Tensor::randn({8, 8, 3, 3}, gen);
       const Tensor b = Tensor::randn({8}, gen);
       check_gradients([&](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], 1, pad); }, {x, w, b},
-                      testing::kLinearOp);
+                      testing::kLinearStep);
     }
   }
 }

@@ -84,11 +84,11 @@ TEST_CASE("embedding's weight gradient agrees with finite differences", "[embedd
   Tensor weight = Tensor::randn({5, 3}, gen);
   Tensor indices = Tensor::from_vector({4, 1, 4, 0, 2, 4}, {2, 3});
   check_gradients([&](const std::vector<Tensor>& in) { return embedding(indices, in[0]); }, {weight},
-                  minidl::testing::kLinearOp);
+                  minidl::testing::kLinearStep);
   // Rows of an activation, through 3-D indices: the gradient reaches tanh's input.
   Tensor cube = Tensor::from_vector({0, 3, 3, 1, 4, 0, 3, 2}, {2, 2, 2});
   check_gradients([&](const std::vector<Tensor>& in) { return embedding(cube, tanh(in[0])); }, {weight},
-                  minidl::testing::kSmoothOp);
+                  minidl::testing::kSmoothStep);
   // No check with padding_idx: its row's gradient is zero by definition, not the derivative
   // of the forward, which reads that row (the hand-written test above holds it).
 }

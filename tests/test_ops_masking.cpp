@@ -9,7 +9,7 @@ using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using minidl::testing::kLinearOp;
+using minidl::testing::kLinearStep;
 
 TEST_CASE("masked_fill puts the value where the mask is 1, broadcasting both ways", "[ops][seqops]") {
   Tensor x = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
@@ -31,10 +31,10 @@ TEST_CASE("masked_fill's gradient skips the filled entries and sums broadcast co
   Generator gen(37);
   Tensor mask = Tensor::from_vector({1, 0, 0, 1, 1, 0, 0, 0}, {2, 1, 4});
   check_gradients([&](const std::vector<Tensor>& in) { return masked_fill(in[0], mask, 3.0f); },
-                  {Tensor::randn({2, 3, 4}, gen)}, kLinearOp);
+                  {Tensor::randn({2, 3, 4}, gen)}, kLinearStep);
   // x (4) copied into the mask's (2, 1, 4) rows.
   check_gradients([&](const std::vector<Tensor>& in) { return masked_fill(in[0], mask, 2.0f); },
-                  {Tensor::randn({4}, gen)}, kLinearOp);
+                  {Tensor::randn({4}, gen)}, kLinearStep);
 }
 
 TEST_CASE("masked_fill refuses a mask that does not broadcast, or one of other values than 0 and 1", "[ops][seqops]") {
@@ -91,7 +91,7 @@ TEST_CASE("fixtures: masked_fill, tril and triu match PyTorch", "[fixtures][seqo
 TEST_CASE("tril and triu gradients by finite differences", "[ops][autograd][seqops]") {
   Generator gen(38);
   check_gradients([](const std::vector<Tensor>& in) { return tril(in[0], 1); }, {Tensor::randn({2, 3, 4}, gen)},
-                  kLinearOp);
+                  kLinearStep);
   check_gradients([](const std::vector<Tensor>& in) { return triu(in[0], -1); }, {Tensor::randn({4, 3}, gen)},
-                  kLinearOp);
+                  kLinearStep);
 }

@@ -11,7 +11,7 @@ using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using minidl::testing::kLinearOp;
+using minidl::testing::kLinearStep;
 
 namespace {
 
@@ -147,8 +147,8 @@ TEST_CASE("fixtures: topk matches PyTorch's values, indices and gradient", "[fix
   }
   // Entries 1 apart, so the step of 0.1 never changes which are picked.
   Tensor spread = Tensor::from_vector({3, -1, 4, 1.5f, -5, 9, 2, 6}, {2, 4});
-  check_gradients([](const std::vector<Tensor>& in) { return topk(in[0], 2).values; }, {spread}, kLinearOp);
-  check_gradients([](const std::vector<Tensor>& in) { return topk(in[0], 1, 0, false).values; }, {spread}, kLinearOp);
+  check_gradients([](const std::vector<Tensor>& in) { return topk(in[0], 2).values; }, {spread}, kLinearStep);
+  check_gradients([](const std::vector<Tensor>& in) { return topk(in[0], 1, 0, false).values; }, {spread}, kLinearStep);
 }
 
 TEST_CASE("top_k_filter keeps the k largest logits of each row (ties too) and sets the rest to -inf", "[ops][seqops]") {
