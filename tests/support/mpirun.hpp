@@ -20,7 +20,9 @@ inline const std::string kMpirun;
 /// test skipped (support/skip.hpp).
 inline bool mpirun_or_skip() {
   if (!kMpirun.empty()) return true;
-  skip_test("minidl was configured without MPI (apt-get install -y libopenmpi-dev openmpi-bin, then configure again)");
+  skip_test(
+      "minidl was configured without MPI (MINIDL_WITH_MPI=OFF, or not found: apt-get install -y libopenmpi-dev "
+      "openmpi-bin)");
   return false;
 }
 
