@@ -157,20 +157,24 @@ Tensor with_mask_drawn(const Tensor& plain, double p, Generator stream) {
   return plain * dropout(Tensor::ones(plain.shape()), p, true, stream);
 }
 
-void draw_operands(Generator& gen, Tensor& q, Tensor& k) {
-  q = Tensor::rand({2, 3, kL, kE}, gen, -1.0f, 1.0f);
-  k = Tensor::rand({2, 3, kS, kE}, gen, -1.0f, 1.0f);
-}
+// q and k drawn from a seeded stream, which then serves dropout, and their weights without it.
+struct Operands {
+  explicit Operands(uint64_t seed) : gen(seed) {
+    q = Tensor::rand({2, 3, kL, kE}, gen, -1.0f, 1.0f);
+    k = Tensor::rand({2, 3, kS, kE}, gen, -1.0f, 1.0f);
+    plain = attention_weights(q, k, {});
+  }
+  Generator gen;
+  Tensor q, k, plain;
+};
 
 }  // namespace
 
 TEST_CASE("scaled_dot_product_attention with dropout_p = 0 weighs by the plain softmax", "[attention]") {
-  Generator gen(41), dropout_stream(42);
-  Tensor q, k;
-  draw_operands(gen, q, k);
-  const std::vector<double> expected = softmax_weights_in_double(q, k);
-  for (Generator* stream : {static_cast<Generator*>(nullptr), &dropout_stream}) {
-    const Tensor weights = attention_weights(q, k, {.dropout_p = 0.0, .generator = stream});
+  Operands in(41);
+  const std::vector<double> expected = softmax_weights_in_double(in.q, in.k);
+  for (Generator* stream : {static_cast<Generator*>(nullptr), &in.gen}) {
+    const Tensor weights = attention_weights(in.q, in.k, {.dropout_p = 0.0, .generator = stream});
     REQUIRE(weights.numel() == int64_t(expected.size()));
     for (size_t i = 0; i < expected.size(); ++i)
       if (std::abs(weights.data()[i] - expected[i]) > kWeightRtol * expected[i])
@@ -184,16 +188,13 @@ TEST_CASE(
     "[attention]") {
   // p = 0.25 tells dropping with probability p from keeping with it, and 1 / (1 - p) from 1 / p.
   const double p = 0.25;
-  Generator gen(43);
-  Tensor q, k;
-  draw_operands(gen, q, k);
-  const Tensor plain = attention_weights(q, k, {});
-  const Tensor dropped = attention_weights(q, k, {.dropout_p = p, .generator = &gen});
-  const int64_t zeros = minidl::testing::count_dropped(dropped, plain, p);
+  Operands in(43);
+  const Tensor dropped = attention_weights(in.q, in.k, {.dropout_p = p, .generator = &in.gen});
+  const int64_t zeros = minidl::testing::count_dropped(dropped, in.plain, p);
   // The zeros are Binomial(n, p), n = 1536: mean n p = 384, sigma sqrt(n p (1 - p)) = 17.
   // Six sigma leave a false failure for any seed below 2e-9; no dropout gives 0 zeros, and
   // dropping with probability 1 - p 1152.
-  const double n = double(plain.numel()), sigma = std::sqrt(n * p * (1.0 - p));
+  const double n = double(in.plain.numel()), sigma = std::sqrt(n * p * (1.0 - p));
   INFO(zeros << " of " << n << " weights dropped at p = " << p);
   CHECK(std::abs(double(zeros) - n * p) < 6.0 * sigma);
 }
@@ -202,18 +203,15 @@ TEST_CASE("scaled_dot_product_attention's dropout is F.dropout of the weights, d
           "[attention]") {
   // The weights times the mask dropout() draws from the same stream position.
   const double p = 0.4;
-  Generator gen(44);
-  Tensor q, k;
-  draw_operands(gen, q, k);
-  const Tensor plain = attention_weights(q, k, {});
+  Operands in(44);
   SECTION("its own generator") {
-    const Generator replay = gen;
-    check_close(attention_weights(q, k, {.dropout_p = p, .generator = &gen}), with_mask_drawn(plain, p, replay), 0,
-                minidl::testing::kSurvivorRtol);
+    const Generator replay = in.gen;
+    check_close(attention_weights(in.q, in.k, {.dropout_p = p, .generator = &in.gen}),
+                with_mask_drawn(in.plain, p, replay), 0, minidl::testing::kSurvivorRtol);
   }
   SECTION("none given: default_generator()") {
     manual_seed(45);
-    check_close(attention_weights(q, k, {.dropout_p = p}), with_mask_drawn(plain, p, Generator(45)), 0,
+    check_close(attention_weights(in.q, in.k, {.dropout_p = p}), with_mask_drawn(in.plain, p, Generator(45)), 0,
                 minidl::testing::kSurvivorRtol);
   }
 }
