@@ -157,7 +157,7 @@ float max_abs_difference(const Tensor& a, const Tensor& b) { return largest_magn
 // w_max = max|out_proj.weight|, carrying E w_max times that, and rounds E u times its terms'
 // magnitudes, E w_max v_max / (1 - p), once more. Twice the total.
 double need_weights_paths_atol(const MultiheadAttention& mha, const Tensor& x, int64_t S, double p) {
-  const double E = double(mha.options().embed_dim), u = 0x1p-24;
+  const double E = double(mha.options().embed_dim), u = minidl::testing::kUnitRoundoff;
   const double v_max = E * largest_magnitude(x) * largest_magnitude(mha.in_proj_weight);
   const double w_max = largest_magnitude(mha.out_proj->weight);
   return 2 * (E * w_max * double(S) * u * v_max + E * u * E * w_max * v_max) / (1.0 - p);
@@ -190,6 +190,7 @@ TEST_CASE("MultiheadAttention without weights drops attention weights in trainin
   CHECK(max_abs_difference(dropped_without_weights, plain_without_weights) > atol);
   // In eval both paths weigh by the plain softmax: that of the same parameters without dropout.
   check_close(plain_without_weights, plain.output, atol, 0);
+  // The same draws give the same parameters, and the same computation the same weights exactly.
   Generator same_draws(12);
   MultiheadAttention without_dropout(MultiheadAttentionOptions(8, 2), same_draws);
   check_close(without_dropout.forward(x, x, x, with_weights).weights, plain.weights, 0, 0);
