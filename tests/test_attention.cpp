@@ -1,10 +1,13 @@
 // scaled_dot_product_attention: values by hand, masks of both kinds, the causal mask, rows
-// with every key masked, errors, PyTorch's fixtures (scripts/fixtures/attention.py) and
-// finite differences.
+// with every key masked, errors, dropout of the weights, PyTorch's fixtures
+// (scripts/fixtures/attention.py) and finite differences.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "minidl/ops/attention.hpp"
 #include "support/check.hpp"
+#include "support/dropped_weights.hpp"
 #include "support/fixture_calls.hpp"
 
 using namespace minidl;
@@ -99,14 +102,118 @@ TEST_CASE("scaled_dot_product_attention refuses bad shapes and masks, naming the
                       Contains("dropout probability has to be between 0 and 1, but got 1.5"));
 }
 
-TEST_CASE("scaled_dot_product_attention's dropout draws from its generator, in every mode", "[attention]") {
-  Generator gen(1), again(1);
-  Tensor q = Tensor::ones({4, 2}), k = Tensor::ones({6, 2}), v = Tensor::ones({6, 3});
-  Tensor a = scaled_dot_product_attention(q, k, v, {.dropout_p = 0.5, .generator = &gen});
-  Tensor b = scaled_dot_product_attention(q, k, v, {.dropout_p = 0.5, .generator = &again});
-  check_close(a, b, 0, 0);
-  // Each weight (1/6) is kept and doubled, or dropped: every output is a multiple of 1/3.
-  for (float y : a.to_vector()) CHECK(std::abs(y * 3 - std::round(y * 3)) < 1e-5);
+namespace {
+
+// Dropout's tests read the weights themselves: with value the identity (S, S), each output
+// element is one weight times 1 plus zeros, so the output is the (dropped) weights, exactly.
+// q and k are uniform in [-1, 1], so that the weights differ from each other: all-ones q, k
+// and v give each weight 1/S and each output (kept weights) / (S (1 - p)), a multiple of
+// 1 / (S (1 - p)) whether or not any weight was dropped.
+constexpr int64_t kBatch = 6, kL = 16, kS = 16, kE = 8;
+constexpr double kU = minidl::testing::kUnitRoundoff;
+
+Tensor identity(int64_t n) {
+  Tensor eye = Tensor::zeros({n, n});
+  for (int64_t i = 0; i < n; ++i) eye.data()[i * n + i] = 1.0f;
+  return eye;
+}
+
+Tensor attention_weights(const Tensor& q, const Tensor& k, const AttentionOptions& options) {
+  return scaled_dot_product_attention(q, k, identity(k.size(-2)), options);
+}
+
+// softmax(q k^T / sqrt(E)) in double, (kBatch, kL, kS).
+std::vector<double> softmax_weights_in_double(const Tensor& q, const Tensor& k) {
+  std::vector<double> weights(size_t(kBatch * kL * kS));
+  for (int64_t b = 0; b < kBatch; ++b)
+    for (int64_t i = 0; i < kL; ++i) {
+      double* row = &weights[size_t((b * kL + i) * kS)];
+      for (int64_t j = 0; j < kS; ++j) {
+        double dot = 0.0;
+        for (int64_t e = 0; e < kE; ++e)
+          dot += double(q.data()[(b * kL + i) * kE + e]) * k.data()[(b * kS + j) * kE + e];
+        row[j] = dot / std::sqrt(double(kE));
+      }
+      const double top = *std::max_element(row, row + kS);
+      double total = 0.0;
+      for (int64_t j = 0; j < kS; ++j) total += row[j] = std::exp(row[j] - top);
+      for (int64_t j = 0; j < kS; ++j) row[j] /= total;
+    }
+  return weights;
+}
+
+// How far a float32 weight may be from softmax_weights_in_double, relative. A score is the sum
+// of E products |q_e k_e| <= 1 times 1 / sqrt(E), so its magnitudes sum to at most sqrt(E):
+// the sum's E roundings, the scale's and the product's leave it within (E + 2) sqrt(E) u. A
+// weight exp(s_j - top) / sum_i exp(s_i - top) moves with its own score and the largest other:
+// twice that, relative; the float subtraction s_j - top (at most 2 sqrt(E)) adds 2 sqrt(E) u,
+// exp, the sum and the division a few u (4 here). Twice the total, 8e-6: weights of
+// dropout_p = 0 off by 1e-5 fail.
+constexpr double kSqrtE = 2.8285;  // > sqrt(8)
+constexpr double kWeightRtol = 2 * (2 * (kE + 2) * kSqrtE + 2 * kSqrtE + 4) * kU;
+
+// plain times the mask dropout(p) draws from `stream` over plain's shape.
+Tensor with_mask_drawn(const Tensor& plain, double p, Generator stream) {
+  return plain * dropout(Tensor::ones(plain.shape()), p, true, stream);
+}
+
+// q and k drawn from a seeded stream, which then serves dropout, and their weights without it.
+struct Operands {
+  explicit Operands(uint64_t seed) : gen(seed) {
+    q = Tensor::rand({2, 3, kL, kE}, gen, -1.0f, 1.0f);
+    k = Tensor::rand({2, 3, kS, kE}, gen, -1.0f, 1.0f);
+    plain = attention_weights(q, k, {});
+  }
+  Generator gen;
+  Tensor q, k, plain;
+};
+
+}  // namespace
+
+TEST_CASE("scaled_dot_product_attention with dropout_p = 0 weighs by the plain softmax", "[attention]") {
+  Operands in(41);
+  const std::vector<double> expected = softmax_weights_in_double(in.q, in.k);
+  for (Generator* stream : {static_cast<Generator*>(nullptr), &in.gen}) {
+    const Tensor weights = attention_weights(in.q, in.k, {.dropout_p = 0.0, .generator = stream});
+    REQUIRE(weights.numel() == int64_t(expected.size()));
+    for (size_t i = 0; i < expected.size(); ++i)
+      if (std::abs(weights.data()[i] - expected[i]) > kWeightRtol * expected[i])
+        FAIL("weight " << i << " is " << weights.data()[i] << ", softmax gives " << expected[i]);
+  }
+}
+
+TEST_CASE(
+    "scaled_dot_product_attention's dropout zeroes each weight with probability p, scales the rest by "
+    "1 / (1 - p)",
+    "[attention]") {
+  // p = 0.25 tells dropping with probability p from keeping with it, and 1 / (1 - p) from 1 / p.
+  const double p = 0.25;
+  Operands in(43);
+  const Tensor dropped = attention_weights(in.q, in.k, {.dropout_p = p, .generator = &in.gen});
+  const int64_t zeros = minidl::testing::count_dropped(dropped, in.plain, p);
+  // The zeros are Binomial(n, p), n = 1536: mean n p = 384, sigma sqrt(n p (1 - p)) = 17.
+  // Six sigma leave a false failure for any seed below 2e-9; no dropout gives 0 zeros, and
+  // dropping with probability 1 - p 1152.
+  const double n = double(in.plain.numel()), sigma = std::sqrt(n * p * (1.0 - p));
+  INFO(zeros << " of " << n << " weights dropped at p = " << p);
+  CHECK(std::abs(double(zeros) - n * p) < 6.0 * sigma);
+}
+
+TEST_CASE("scaled_dot_product_attention's dropout is F.dropout of the weights, drawn from its generator",
+          "[attention]") {
+  // The weights times the mask dropout() draws from the same stream position.
+  const double p = 0.4;
+  Operands in(44);
+  SECTION("its own generator") {
+    const Generator replay = in.gen;
+    check_close(attention_weights(in.q, in.k, {.dropout_p = p, .generator = &in.gen}),
+                with_mask_drawn(in.plain, p, replay), 0, minidl::testing::kSurvivorRtol);
+  }
+  SECTION("none given: default_generator()") {
+    manual_seed(45);
+    check_close(attention_weights(in.q, in.k, {.dropout_p = p}), with_mask_drawn(in.plain, p, Generator(45)), 0,
+                minidl::testing::kSurvivorRtol);
+  }
 }
 
 TEST_CASE("fixtures: scaled_dot_product_attention matches PyTorch", "[attention][fixtures]") {

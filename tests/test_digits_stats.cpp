@@ -8,6 +8,7 @@
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
 #include "support/process.hpp"
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
 using minidl::testing::ProcessResult;
@@ -173,10 +174,7 @@ TEST_CASE("digits --stats and --stats-every are checked as the other options", "
 }
 
 TEST_CASE("scripts/plot_stats.sh draws the four pictures from digits --stats", "[lesson][stats]") {
-  if (!std::filesystem::exists("/usr/bin/gnuplot")) {
-    SUCCEED("gnuplot is not installed: nothing to draw with");
-    return;
-  }
+  if (!minidl::testing::gnuplot_or_skip()) return;
   const minidl::testing::DigitsScratch dir;
   ProcessResult o = digits(dir, minidl::testing::with_options(kSmall, {"--stats", dir.file("s.csv"), "--curves",
                                                                        dir.file("c.csv"), "--seeds", "0"}));

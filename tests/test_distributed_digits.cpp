@@ -63,7 +63,7 @@ TEST_CASE("digits --distributed outside mpirun, or --sync-bn alone, is one line 
 }
 #endif
 
-#if defined(MINIDL_MPIRUN) && defined(MINIDL_DIGITS_EXE)
+#ifdef MINIDL_DIGITS_EXE
 namespace {
 
 // Two epochs of the lesson (46 steps), seed 0: seconds, and long enough for BatchNorm's
@@ -73,7 +73,7 @@ const std::vector<std::string> kRun{"--seeds", "0", "--epochs", "2", "--quiet"};
 ProcessResult digits_on(int ranks, const TempDir& dir, std::vector<std::string> args) {
   std::vector<std::string> argv;
   if (ranks > 0) {
-    argv = minidl::testing::mpirun_argv(MINIDL_MPIRUN, ranks);
+    argv = minidl::testing::mpirun_argv(minidl::testing::kMpirun, ranks);
     argv.insert(argv.end(), {MINIDL_DIGITS_EXE, "--distributed"});
   } else {
     argv = {MINIDL_DIGITS_EXE, "--jobs", "1"};
@@ -249,20 +249,25 @@ void check_batch_norm_is_per_shard(int ranks) {
 }  // namespace
 
 TEST_CASE("digits --distributed on 2 ranks: every norm but plain BatchNorm trains as one process", "[mpi_digits]") {
+  if (!minidl::testing::mpirun_or_skip()) return;
   check_matches_one_process(2);
 }
 TEST_CASE("digits --distributed on 4 ranks: every norm but plain BatchNorm trains as one process", "[mpi_digits]") {
+  if (!minidl::testing::mpirun_or_skip()) return;
   check_matches_one_process(4);
 }
 TEST_CASE("digits --distributed on 2 ranks: plain BatchNorm normalizes each rank's shard alone", "[mpi_digits]") {
+  if (!minidl::testing::mpirun_or_skip()) return;
   check_batch_norm_is_per_shard(2);
 }
 TEST_CASE("digits --distributed on 4 ranks: plain BatchNorm normalizes each rank's shard alone", "[mpi_digits]") {
+  if (!minidl::testing::mpirun_or_skip()) return;
   check_batch_norm_is_per_shard(4);
 }
 TEST_CASE("digits --distributed refuses a batch that does not divide across the ranks", "[mpi_digits]") {
+  if (!minidl::testing::mpirun_or_skip()) return;
   TempDir dir;
-  std::vector<std::string> argv = minidl::testing::mpirun_argv(MINIDL_MPIRUN, 3);
+  std::vector<std::string> argv = minidl::testing::mpirun_argv(minidl::testing::kMpirun, 3);
   argv.insert(argv.end(), {MINIDL_DIGITS_EXE, "--distributed", "--quiet"});
   ProcessResult r = minidl::testing::run_process(argv, dir.path());
   REQUIRE(r.exit_code == 2);

@@ -6,6 +6,7 @@
 
 #include "minidl/nn/attention/multihead_attention.hpp"
 #include "support/check.hpp"
+#include "support/dropped_weights.hpp"
 #include "support/module_fixture.hpp"
 
 using namespace minidl;
@@ -142,6 +143,57 @@ TEST_CASE("MultiheadAttention drops attention weights in training only", "[atten
   CHECK(zeros > 0);
   mha.eval();
   check_close(sum(mha.forward(x, x, x).weights, {-1}), std::vector<float>(5, 1.0f), 1e-6, 0);
+}
+
+namespace {
+
+float max_abs_difference(const Tensor& a, const Tensor& b) { return largest_magnitude(a - b); }
+
+// How far need_weights = false's output may be from need_weights = true's with the same
+// dropout mask. Both multiply the same dropped weights into the same values, so only sums
+// taken in another order can move an output: a head sums S weighted values (the weights sum
+// to at most 1 / (1 - p), each value is below v_max = E max|x| max|in_proj_weight|, the bias
+// being 0), off by at most S u v_max / (1 - p); out_proj sums E of them times weights below
+// w_max = max|out_proj.weight|, carrying E w_max times that, and rounds E u times its terms'
+// magnitudes, E w_max v_max / (1 - p), once more. Twice the total.
+double need_weights_paths_atol(const MultiheadAttention& mha, const Tensor& x, int64_t S, double p) {
+  const double E = double(mha.options().embed_dim), u = minidl::testing::kUnitRoundoff;
+  const double v_max = E * largest_magnitude(x) * largest_magnitude(mha.in_proj_weight);
+  const double w_max = largest_magnitude(mha.out_proj->weight);
+  return 2 * (E * w_max * double(S) * u * v_max + E * u * E * w_max * v_max) / (1.0 - p);
+}
+
+}  // namespace
+
+TEST_CASE("MultiheadAttention without weights drops attention weights in training as with them", "[attention]") {
+  const double p = 0.25;
+  const int64_t S = 6;
+  Generator gen(12);
+  MultiheadAttention mha(MultiheadAttentionOptions(8, 2).dropout(p), gen);
+  const Tensor x = Tensor::randn({S, 2, 8}, gen);
+  const MhaCall with_weights{.average_attn_weights = false}, without_weights{.need_weights = false};
+  // Both paths draw the mask, over (N, H, L, S), from default_generator(): the same stream
+  // position gives the same mask.
+  manual_seed(13);
+  const nn::MhaResult dropped = mha.forward(x, x, x, with_weights);
+  manual_seed(13);
+  const Tensor dropped_without_weights = mha.forward(x, x, x, without_weights).output;
+  mha.eval();
+  const nn::MhaResult plain = mha.forward(x, x, x, with_weights);
+  const Tensor plain_without_weights = mha.forward(x, x, x, without_weights).output;
+  // The weights were dropped (144 of them at p = 0.25: none zeroed has probability 1e-18).
+  const int64_t zeros = minidl::testing::count_dropped(dropped.weights, plain.weights, p);
+  CHECK(zeros > 0);
+  const double atol = need_weights_paths_atol(mha, x, S, p);
+  INFO("bound on the paths' difference " << atol);
+  check_close(dropped_without_weights, dropped.output, atol, 0);
+  CHECK(max_abs_difference(dropped_without_weights, plain_without_weights) > atol);
+  // In eval both paths weigh by the plain softmax: that of the same parameters without dropout.
+  check_close(plain_without_weights, plain.output, atol, 0);
+  // The same draws give the same parameters, and the same computation the same weights exactly.
+  Generator same_draws(12);
+  MultiheadAttention without_dropout(MultiheadAttentionOptions(8, 2), same_draws);
+  check_close(without_dropout.forward(x, x, x, with_weights).weights, plain.weights, 0, 0);
 }
 
 TEST_CASE("MultiheadAttention's input gradients match finite differences", "[attention][autograd]") {
