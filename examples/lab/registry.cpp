@@ -8,7 +8,7 @@
 namespace minidl::lab {
 
 const std::vector<Chapter>& chapters() {
-  // One line per experiment: a later issue adds its own here.
+  // One entry per experiment, in report order.
   static const std::vector<Chapter> list{
       {"The digits: an MLP, a CNN and residual stacks",
        {depth_experiment(), learning_rate_experiment(), init_scale_experiment(), batch_size_experiment(),

@@ -88,9 +88,10 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
       "do not change a verdict (the ctest `lab.run_all_quick` compares the quick lab's verdicts under each "
       "OpenBLAS core type the CPU runs). Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run "
       "depth`); "
-      "`lab list` names them. A new experiment is one file in `examples/lab/experiments/` (an `Experiment`: "
-      "name, claim, lesson source, set-up, rule, plan of jobs, judgement) and one line in "
-      "`examples/lab/registry.cpp`.\n\n";
+      "`lab list` names them. A new experiment is a file in `examples/lab/experiments/` (the sequence chapter's "
+      "in `experiments/sequence/`) defining an `Experiment` (name, claim, lesson source, set-up, rule, plan of "
+      "jobs, judgement), its factory declared in `experiments/experiments.hpp` and called in its chapter's list "
+      "in `examples/lab/registry.cpp`.\n\n";
   // The timing of the last `lab run all` stays until the next one.
   const fs::path timing_file = dir / "run_all_timing.txt";
   if (!timing.empty()) write_file(timing_file, timing);

@@ -41,7 +41,7 @@ class AdamNorm : public Experiment {
       : Experiment({"adam_norm", "Adam and normalization",
                     "an adaptive optimizer does not replace normalization: Adam alone does not make the deep tanh "
                     "network without a norm layer learn in 5 epochs",
-                    "issue 18, \"The lab\""}) {}
+                    "a common claim about adaptive optimizers"}) {}
   std::string setup(const Settings& s) const override {
     std::string list;
     for (const Trainer& t : trainers(s)) list += (list.empty() ? "" : ", ") + trainer_label(t);

@@ -54,7 +54,7 @@ class CarefulInit : public Experiment {
       : Experiment({"careful_init", "Careful initialization instead of normalization",
                     "the deep tanh network without a norm layer is stuck because of its starting scale: Xavier or "
                     "Kaiming initialization with tanh's gain (5/3) lets it learn without normalization",
-                    "lesson, \"A network that only trains with it\"; issue 18"}) {}
+                    "lesson, \"A network that only trains with it\""}) {}
   std::string setup(const Settings& s) const override {
     return cat("The lesson's tanh network without a norm at depth ", joined(depths(s)),
                ", its Linear layers initialized as PyTorch does (the default), by xavier_uniform_ (gain 5/3 before "

@@ -36,7 +36,7 @@ class CnnBatchSize : public Experiment {
             {"cnn_batch_size", "GroupNorm's Figure 1 on the digits",
              "BatchNorm's error rises as the batch shrinks (its statistics become noisy), while GroupNorm's stays "
              "flat; and BatchNorm2d, unlike BatchNorm1d, trains at batch size 1 (each channel still has H x W values)",
-             "Wu & He, Group Normalization (2018), Figure 1; issue 17"}) {}
+             "Wu & He, Group Normalization (2018), Figure 1"}) {}
   std::string setup(const Settings& s) const override {
     return cat(
         "The digits' CNN (3 convolutions, global average pooling, Linear; docs/cnn.md) with BatchNorm2d, "

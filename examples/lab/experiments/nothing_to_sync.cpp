@@ -123,7 +123,7 @@ class NothingToSync : public Experiment {
                     "synchronize across devices in data-parallel training: on N processes it trains as on one; "
                     "BatchNorm on each process's shard is a different model unless SyncBatchNorm pays for "
                     "communication every forward and backward",
-                    "lesson, the LayerNorm card; issue 19"}) {}
+                    "lesson, the LayerNorm card"}) {}
   std::string setup(const Settings& s) const override {
     std::string list;
     for (int n : rank_counts(s)) list += cat(list.empty() ? "" : ", ", n, " (", kGlobalBatch / n, " each)");

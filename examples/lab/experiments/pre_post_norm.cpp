@@ -72,7 +72,7 @@ class PrePostNorm : public Experiment {
             {"pre_post_norm", "Pre-norm against post-norm",
              "with the norm before each residual block (pre-norm) deep stacks train stably without a warmup; with it "
              "after the residual sum (post-norm, the original Transformer's) deep stacks need a warmup or diverge",
-             "issue 18 (the transformer-scale claim, tested on the digits)"}) {}
+             "Xiong et al. 2020 (the transformer-scale claim, tested on the digits)"}) {}
   std::string setup(const Settings& s) const override {
     return cat("Residual MLPs (--arch resmlp-pre / resmlp-post) of ", joined(block_counts(s)), " blocks, width ",
                kWidth, ", expansion ", kExpansion, ", GELU, LayerNorm and RMSNorm, PyTorch's init; Adam at lr ",
