@@ -86,6 +86,12 @@ if [[ ${#mpirun[@]} -gt 0 && -x $dir/bench_distributed ]]; then
   expect 2 "*error: --norm must be none, batch, sync or all, got xx*" "${b[@]}" --norm xx
 fi
 
+# bench_all.sh answers --help and a bad --what before it configures or builds anything.
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+expect 0 "" bash "$repo/bench/bench_all.sh" --help
+expect 2 "bench_all.sh: --what must be all, charlm or lesson, got bogus" bash "$repo/bench/bench_all.sh" --what bogus
+expect 2 "bench_all.sh: --build needs a directory" bash "$repo/bench/bench_all.sh" --build
+
 if ((failures > 0)); then
   echo "bench_usage.sh: $failures failed"
   exit 1
