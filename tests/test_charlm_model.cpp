@@ -1,16 +1,23 @@
 // charlm's model (examples/charlm): state_dict names, the key/value cache against a full
-// forward, padding, the batches it trains on, and a training run that follows its batch order.
+// forward, padding, a block's norm order, the batches it trains on, a training run that
+// follows its batch order, and sampling's distribution.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
 
 #include "model.hpp"
 #include "sample.hpp"
 #include "support/check.hpp"
+#include "support/chi_square.hpp"
 #include "train.hpp"
 #include "words.hpp"
 
 using namespace minidl;
 using namespace minidl::charlm;
 using minidl::testing::check_close;
+using minidl::testing::chi_square;
 
 namespace {
 
@@ -186,4 +193,62 @@ TEST_CASE("charlm sampling: words of a-z from a seeded stream, the same seed the
     CHECK(word.find_first_not_of("abcdefghijklmnopqrstuvwxyz") == std::string::npos);
   }
   CHECK_FALSE(model.is_training());
+}
+
+namespace {
+
+float largest_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.to_vector(), y = b.to_vector();
+  float largest = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i) largest = std::max(largest, std::abs(x[i] - y[i]));
+  return largest;
+}
+
+// A LayerNorm block's forward written out from library ops and the block's own weights, in
+// `position`'s order; the attention is the block's own module (its weights are checked by
+// tests/test_charlm_attention.cpp).
+Tensor block_by_hand(Block& block, const Tensor& x, Position position) {
+  std::map<std::string, Tensor> w;
+  for (const auto& [name, tensor] : block.named_parameters()) w[name] = tensor;
+  std::map<std::string, std::shared_ptr<nn::Module>> children;
+  for (const auto& [name, child] : block.named_children()) children[name] = child;
+  auto norm = [&](const std::string& name, const Tensor& in) {
+    return layer_norm(in, {in.size(-1)}, w[name + ".weight"], w[name + ".bias"]);
+  };
+  auto attn = [&](const Tensor& in) { return (*children["attn"])(in); };
+  auto mlp = [&](const Tensor& in) {
+    const Tensor hidden = gelu(linear(in, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"]), "tanh");
+    return linear(hidden, w["mlp.c_proj.weight"], w["mlp.c_proj.bias"]);
+  };
+  if (position == Position::Pre) {
+    const Tensor h = x + attn(norm("ln_1", x));
+    return h + mlp(norm("ln_2", h));
+  }
+  const Tensor h = norm("ln_1", x + attn(x));
+  return norm("ln_2", h + mlp(h));
+}
+
+}  // namespace
+
+TEST_CASE("charlm Block: pre-norm x + f(ln(x)) and post-norm ln(x + f(x)), each in its own order", "[charlm]") {
+  NoGradGuard no_grad;
+  for (Position position : {Position::Pre, Position::Post}) {
+    INFO(short_name(position));
+    Generator gen(6);
+    Block block(small_model(NormKind::Layer, position), std::make_shared<TokenMask>(), gen);
+    // Both LayerNorms' affine parameters away from 1 and 0, each its own, and an input far
+    // from normalized (mean 1, std 3): the two orders, and ln_1 against ln_2, then differ
+    // by far more than rounding.
+    for (auto& [name, tensor] : block.named_parameters()) {
+      if (name.ends_with("ln_1.weight") || name.ends_with("ln_2.weight"))
+        tensor.copy_(Tensor::rand(tensor.shape(), gen, 0.5f, 2.0f));
+      if (name.ends_with("ln_1.bias") || name.ends_with("ln_2.bias"))
+        tensor.copy_(Tensor::randn(tensor.shape(), gen, 0.0f, 0.5f));
+    }
+    const Tensor x = Tensor::randn({2, 5, 16}, gen, 1.0f, 3.0f);
+    const Tensor out = block(x);
+    check_close(out, block_by_hand(block, x, position), kAtol, kRtol);
+    const Position other = position == Position::Pre ? Position::Post : Position::Pre;
+    CHECK(largest_difference(out, block_by_hand(block, x, other)) > 0.1f);
+  }
 }
