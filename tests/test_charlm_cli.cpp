@@ -3,8 +3,10 @@
 #ifdef MINIDL_CHARLM_EXE
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -49,6 +51,35 @@ TEST_CASE("charlm refuses bad word files: one line naming file, line and fix, ex
   const ProcessResult r = charlm(dir, {"--data", dir.path().string(), "--steps", "1"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "charlm: " + dir.path().string() + ": is a directory, not a file\n");
+}
+
+TEST_CASE("charlm refuses a word list that leaves no validation word: one line, exit 2; 10 words train", "[charlm]") {
+  // Every 10th word validates: 9 words leave none (the validation loss would be 0 / 0).
+  TempDir dir;
+  auto run_on = [&](const std::string& stem, int count) {
+    std::string text;
+    for (int i = 0; i < count; ++i) text += std::string{char('a' + i), 'b', '\n'};
+    const std::string words = dir.write(stem + ".txt", text);
+    std::vector<std::string> args = kSmall;  // the issue's case: batches of one word
+    *(std::find(args.begin(), args.end(), "--batch-size") + 1) = "1";
+    args.insert(args.end(), {"--steps", "1", "--data", words, "--summary", dir.file(stem + ".json")});
+    return std::pair{words, charlm(dir, args, /*small=*/false)};
+  };
+  for (int count : {3, 9}) {
+    const std::string stem = "words" + std::to_string(count);
+    const auto [words, r] = run_on(stem, count);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          minidl::cat("charlm: ", words, " has ", count,
+                      " words, too few to leave any for validation (every 10th word): give 10 or more, or the split "
+                      "as ",
+                      stem, "_train_indices.txt and ", stem, "_val_indices.txt beside it\n"));
+  }
+  const auto [words, r] = run_on("words10", 10);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  const auto summary = nlohmann::json::parse(slurp(dir.file("words10.json")));
+  CHECK(std::isfinite(summary["runs"][0]["val_loss"].get<double>()));
 }
 
 TEST_CASE("charlm refuses bad options: one line naming the option, exit 2", "[charlm]") {

@@ -1,16 +1,23 @@
 // charlm's model (examples/charlm): state_dict names, the key/value cache against a full
-// forward, padding, the batches it trains on, and a training run that follows its batch order.
+// forward, padding, a block's norm order, the batches it trains on, a training run that
+// follows its batch order, and sampling's distribution.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
 
 #include "model.hpp"
 #include "sample.hpp"
 #include "support/check.hpp"
+#include "support/chi_square.hpp"
 #include "train.hpp"
 #include "words.hpp"
 
 using namespace minidl;
 using namespace minidl::charlm;
 using minidl::testing::check_close;
+using minidl::testing::chi_square;
 
 namespace {
 
@@ -186,4 +193,166 @@ TEST_CASE("charlm sampling: words of a-z from a seeded stream, the same seed the
     CHECK(word.find_first_not_of("abcdefghijklmnopqrstuvwxyz") == std::string::npos);
   }
   CHECK_FALSE(model.is_training());
+}
+
+namespace {
+
+float largest_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.to_vector(), y = b.to_vector();
+  float largest = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i) largest = std::max(largest, std::abs(x[i] - y[i]));
+  return largest;
+}
+
+// A LayerNorm block's forward written out from library ops and the block's own weights, in
+// `position`'s order; the attention is the block's own module (its weights are checked by
+// tests/test_charlm_attention.cpp).
+Tensor block_by_hand(Block& block, const Tensor& x, Position position) {
+  std::map<std::string, Tensor> w;
+  for (const auto& [name, tensor] : block.named_parameters()) w[name] = tensor;
+  std::map<std::string, std::shared_ptr<nn::Module>> children;
+  for (const auto& [name, child] : block.named_children()) children[name] = child;
+  auto norm = [&](const std::string& name, const Tensor& in) {
+    return layer_norm(in, {in.size(-1)}, w[name + ".weight"], w[name + ".bias"]);
+  };
+  auto attn = [&](const Tensor& in) { return (*children["attn"])(in); };
+  auto mlp = [&](const Tensor& in) {
+    const Tensor hidden = gelu(linear(in, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"]), "tanh");
+    return linear(hidden, w["mlp.c_proj.weight"], w["mlp.c_proj.bias"]);
+  };
+  if (position == Position::Pre) {
+    const Tensor h = x + attn(norm("ln_1", x));
+    return h + mlp(norm("ln_2", h));
+  }
+  const Tensor h = norm("ln_1", x + attn(x));
+  return norm("ln_2", h + mlp(h));
+}
+
+}  // namespace
+
+TEST_CASE("charlm Block: pre-norm x + f(ln(x)) and post-norm ln(x + f(x)), each in its own order", "[charlm]") {
+  NoGradGuard no_grad;
+  for (Position position : {Position::Pre, Position::Post}) {
+    INFO(short_name(position));
+    Generator gen(6);
+    Block block(small_model(NormKind::Layer, position), std::make_shared<TokenMask>(), gen);
+    // Both LayerNorms' affine parameters away from 1 and 0, each its own, and an input far
+    // from normalized (mean 1, std 3): the two orders, and ln_1 against ln_2, then differ
+    // by far more than rounding.
+    for (auto& [name, tensor] : block.named_parameters()) {
+      if (name.ends_with("ln_1.weight") || name.ends_with("ln_2.weight"))
+        tensor.copy_(Tensor::rand(tensor.shape(), gen, 0.5f, 2.0f));
+      if (name.ends_with("ln_1.bias") || name.ends_with("ln_2.bias"))
+        tensor.copy_(Tensor::randn(tensor.shape(), gen, 0.0f, 0.5f));
+    }
+    const Tensor x = Tensor::randn({2, 5, 16}, gen, 1.0f, 3.0f);
+    const Tensor out = block(x);
+    check_close(out, block_by_hand(block, x, position), kAtol, kRtol);
+    const Position other = position == Position::Pre ? Position::Post : Position::Pre;
+    CHECK(largest_difference(out, block_by_hand(block, x, other)) > 0.1f);
+  }
+}
+
+namespace {
+
+// Sampling is checked against a model whose next-token distribution is known exactly: a
+// bigram table. Width 4, every weight 0 but wte's rows 0..3 (one-hot) and lm_head's columns
+// 0..3, no norm: each block's projections are 0, so it adds exactly 0, and the logits after
+// token t < 4 are lm_head.weight[:, t] exactly. After the start token 0 the first letter is
+// a, b or c with probabilities 0.6, 0.3, 0.1 (the end token and every other letter never);
+// after a, b or c the word ends. Any other token embeds to 0: all 27 logits 0, uniform.
+constexpr float kNever = -1000.0f;  // exp(kNever / T) is 0 in float32 for every T used here
+const std::vector<double> kFirstLetterLogits{std::log(0.6), std::log(0.3), std::log(0.1)};  // a, b, c
+
+void set_bigram_weights(CharTransformer& model) {
+  std::map<std::string, Tensor> w;
+  for (auto& [name, tensor] : model.named_parameters()) {
+    tensor.zero_();
+    w[name] = tensor;
+  }
+  for (int64_t t = 0; t < 4; ++t) w["transformer.wte.weight"].set({t, t}, 1.0f);
+  Tensor& head = w["lm_head.weight"];
+  for (int64_t v = 0; v < kVocabSize; ++v) {
+    head.set({v, 0}, v >= 1 && v <= 3 ? float(kFirstLetterLogits[size_t(v - 1)]) : kNever);
+    for (int64_t t = 1; t < 4; ++t) head.set({v, t}, v == 0 ? 0.0f : kNever);
+  }
+}
+
+std::unique_ptr<CharTransformer> bigram_model() {
+  Generator gen(0);
+  auto model = std::make_unique<CharTransformer>(
+      ModelOptions{.block_size = 3, .layers = 1, .heads = 2, .width = 4, .norm = NormKind::None}, gen);
+  NoGradGuard no_grad;
+  set_bigram_weights(*model);
+  return model;
+}
+
+// softmax(logits / T) over the k likeliest first letters (0: all three), in double: the law
+// sample_word must draw the first letter from.
+std::vector<double> first_letter_law(double temperature, int64_t top_k) {
+  // kFirstLetterLogits falls: its k likeliest letters are its first k.
+  const size_t kept = top_k == 0 ? kFirstLetterLogits.size() : size_t(top_k);
+  std::vector<double> probs(kFirstLetterLogits.size(), 0.0);
+  for (size_t i = 0; i < kept; ++i) probs[i] = std::exp(kFirstLetterLogits[i] / temperature);
+  const double total = std::accumulate(probs.begin(), probs.end(), 0.0);
+  for (double& p : probs) p /= total;
+  return probs;
+}
+
+// Draws words with `options` and holds the counts of "a", "b" and "c" to first_letter_law by
+// Pearson's chi-square over the letters of positive probability. For a correct sampler it
+// follows a chi-square law with (letters - 1) degrees of freedom, whatever the seed: with two
+// letters P(X > 30) = erfc(sqrt(15)) = 4e-8, with three P(X > 30) = exp(-15) = 3e-7. 2000
+// draws put every expected count at 43 or more, where that law holds closely. A wrong sampler
+// scores N sum (q - p)^2 / p for its own law q: argmax 1333, a temperature ignored 760 at
+// T = 0.5 and 165 at T = 2 (its spread sqrt(2 (2 + 2 * 165)) = 26); an ignored top-k 2 draws
+// c a tenth of the time, and any other word (a wrong start token's) is counted apart.
+void check_first_letters(const SampleOptions& options) {
+  INFO("temperature " << options.temperature << ", top-k " << options.top_k);
+  constexpr int64_t kDraws = 2000;
+  const std::unique_ptr<CharTransformer> model = bigram_model();
+  Generator gen(17);
+  std::vector<int64_t> counts(3, 0);
+  std::vector<std::string> others;
+  for (int64_t i = 0; i < kDraws; ++i) {
+    const std::string word = sample_word(*model, options, gen);
+    if (word == "a" || word == "b" || word == "c") ++counts[size_t(word[0] - 'a')];
+    else others.push_back(word);
+  }
+  INFO("a " << counts[0] << ", b " << counts[1] << ", c " << counts[2] << ", other words " << others.size()
+            << (others.empty() ? "" : " (\"" + others[0] + "\" first)"));
+  CHECK(others.empty());
+  const std::vector<double> law = first_letter_law(options.temperature, options.top_k);
+  for (size_t i = 0; i < law.size(); ++i)
+    if (law[i] == 0.0) CHECK(counts[i] == 0);
+  CHECK(chi_square(counts, law, kDraws) < 30.0);
+}
+
+}  // namespace
+
+TEST_CASE("charlm sampling: the bigram model's logits are its table, exactly", "[charlm]") {
+  NoGradGuard no_grad;
+  const std::unique_ptr<CharTransformer> model = bigram_model();
+  KVCache cache;
+  const std::vector<float> after_start = model->step(Tensor::full({1, 1}, 0.0f), 0, cache).to_vector();
+  CHECK(after_start[1] == float(kFirstLetterLogits[0]));
+  CHECK(after_start[3] == float(kFirstLetterLogits[2]));
+  CHECK(after_start[0] == kNever);
+  const std::vector<float> after_b = model->step(Tensor::full({1, 1}, 2.0f), 1, cache).to_vector();
+  CHECK(after_b[0] == 0.0f);
+  CHECK(after_b[2] == kNever);
+}
+
+TEST_CASE("charlm sampling: the first letter is drawn from the start token's softmax, not its argmax", "[charlm]") {
+  check_first_letters({.temperature = 1.0, .top_k = 0});
+}
+
+TEST_CASE("charlm sampling: --temperature divides the logits (sharper below 1, flatter above)", "[charlm]") {
+  check_first_letters({.temperature = 0.5, .top_k = 0});
+  check_first_letters({.temperature = 2.0, .top_k = 0});
+}
+
+TEST_CASE("charlm sampling: --top-k 2 draws among the two likeliest letters only", "[charlm]") {
+  check_first_letters({.temperature = 1.0, .top_k = 2});
+  check_first_letters({.temperature = 2.0, .top_k = 2});
 }

@@ -141,10 +141,11 @@ TEST_CASE("bad dims name the valid range", "[ops]") {
   CHECK(sum(Tensor::scalar(2.5f), {-1}).item() == 2.5f);
 }
 
-TEST_CASE("var where n <= correction: values and gradients as PyTorch 1.13", "[ops][autograd]") {
+TEST_CASE("var where n <= correction: values and gradients as PyTorch 2.x", "[ops][autograd]") {
   // var divides by max(0, n - correction): 0 / 0 is NaN, a positive sum over 0 is inf. The
-  // gradient is 2 (x - mean) / (n - correction) with the undivided n - correction, except
-  // for a full reduction (of a scalar, or over every dim) with n == correction: inf * grad.
+  // gradient is 2 (x - mean) / (n - correction) with the undivided n - correction, except for
+  // a full reduction (of a scalar, or over every dim) with n <= correction: grad * inf, NaN
+  // where x equals the mean (PyTorch 2.x's var_backward; 1.13 gave inf for one element).
   auto value_and_grad = [](Tensor x, const Axes& axes, int64_t correction, float g = 1.0f) {
     x.requires_grad_(true);
     Tensor v = var(x, axes, correction);
@@ -154,20 +155,27 @@ TEST_CASE("var where n <= correction: values and gradients as PyTorch 1.13", "[o
   auto [v0, g0] = value_and_grad(Tensor::scalar(2), {}, 0);
   CHECK(v0[0] == 0.0f);
   CHECK(g0[0] == 0.0f);
-  auto [v1, g1] = value_and_grad(Tensor::scalar(2), {}, 1);
-  CHECK(std::isnan(v1[0]));
-  CHECK(g1[0] == INFINITY);
-  auto [v1n, g1n] = value_and_grad(Tensor::scalar(2), {}, 1, -3.0f);
-  CHECK(g1n[0] == -INFINITY);
+  // One element, unbiased: the value and the gradient are NaN, whatever the incoming gradient.
+  for (const Tensor& one : {Tensor::scalar(2), Tensor::from_vector({2}), Tensor::from_vector({2}, {1, 1})})
+    for (float g : {1.0f, -3.0f}) {
+      INFO("shape " << to_string(one.shape()) << ", incoming gradient " << g);
+      auto [v, grad] = value_and_grad(one.clone(), {}, 1, g);
+      CHECK(std::isnan(v[0]));
+      CHECK(std::isnan(grad[0]));
+    }
   auto [v2, g2] = value_and_grad(Tensor::scalar(2), {}, 2);
   CHECK(std::isnan(v2[0]));
-  CHECK(g2[0] == 0.0f);
-  CHECK(std::signbit(g2[0]));  // -2 * 0
+  CHECK(std::isnan(g2[0]));
   auto [vd, gd] = value_and_grad(Tensor::scalar(2), {0}, 1);
-  CHECK(gd[0] == INFINITY);
+  CHECK(std::isnan(gd[0]));
   auto [va, ga] = value_and_grad(Tensor::from_vector({1, 2, 3, 5}, {2, 2}), {}, 4);
   CHECK(va[0] == INFINITY);
   CHECK(ga == std::vector<float>(4, INFINITY));
+  auto [vm, gm] = value_and_grad(Tensor::from_vector({1, 2, 3}), {}, 4, -1.0f);  // 2 is the mean
+  CHECK(vm[0] == INFINITY);
+  CHECK(gm[0] == -INFINITY);
+  CHECK(std::isnan(gm[1]));
+  CHECK(gm[2] == -INFINITY);
   // Explicit dims of a non-scalar: 2 / (n - correction) times the deviations.
   auto [ve, ge] = value_and_grad(Tensor::from_vector({2}), {0}, 1);
   CHECK(std::isnan(ve[0]));
@@ -177,7 +185,10 @@ TEST_CASE("var where n <= correction: values and gradients as PyTorch 1.13", "[o
   CHECK(gf == std::vector<float>{-INFINITY, INFINITY});
   auto [vg, gg] = value_and_grad(Tensor::from_vector({2, 3}), {0}, 3);
   CHECK(vg[0] == INFINITY);
-  CHECK(gg == std::vector<float>{1, -1});  // 2 / -1 * (-0.5, 0.5)
+  CHECK(gg == std::vector<float>{1, -1});                              // 2 / -1 * (-0.5, 0.5)
+  auto [vh, gh] = value_and_grad(Tensor::from_vector({2, 3}), {}, 3);  // the same, reducing every dim
+  CHECK(vh[0] == INFINITY);
+  CHECK(gh == std::vector<float>{INFINITY, INFINITY});
 }
 
 TEST_CASE("gradients of reductions by finite differences", "[ops][autograd]") {

@@ -5,30 +5,15 @@
 #include <set>
 
 #include "support/check.hpp"
+#include "support/chi_square.hpp"
 #include "support/fixture_calls.hpp"
 
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
+using minidl::testing::chi_square;
 using minidl::testing::kLinearStep;
-
-namespace {
-
-// Pearson's statistic sum (observed - expected)^2 / expected over the cells of positive
-// probability. For k such cells and a correct sampler it follows a chi-square law with
-// k - 1 degrees of freedom, whatever the seed.
-double chi_square(const std::vector<int64_t>& counts, const std::vector<double>& probs, int64_t draws) {
-  double statistic = 0.0;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    if (probs[i] == 0.0) continue;
-    const double expected = probs[i] * double(draws);
-    statistic += (double(counts[i]) - expected) * (double(counts[i]) - expected) / expected;
-  }
-  return statistic;
-}
-
-}  // namespace
 
 TEST_CASE("multinomial with replacement draws each category at its probability (chi-square)", "[ops][seqops]") {
   // Weights 1 : 2 : 3 : 4 : 0 (multinomial normalizes them), 200000 draws in one row.

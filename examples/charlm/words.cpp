@@ -72,6 +72,11 @@ WordSplit load_split(const std::string& data_file, int64_t max_letters) {
     return split;
   }
   for (int64_t i = 0; i < rows; ++i) (i % 10 == 9 ? split.val : split.train).push_back(i);
+  // Without validation words the validation loss is 0 / 0: refuse before anything trains.
+  if (split.val.empty())
+    throw UsageError(
+        cat(data_file, " has ", rows, " words, too few to leave any for validation (every 10th word): give ",
+            "10 or more, or the split as ", train.filename().string(), " and ", val.filename().string(), " beside it"));
   return split;
 }
 

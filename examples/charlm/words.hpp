@@ -23,6 +23,7 @@ struct WordSplit {
 
 /// data_file's words and split: <stem>_train_indices.txt and <stem>_val_indices.txt beside it
 /// when both exist (data/words.txt's), else every 10th word (index % 10 == 9) for validation.
+/// UsageError when that leaves no validation word (fewer than 10 words), naming the fix.
 WordSplit load_split(const std::string& data_file, int64_t max_letters);
 
 /// A batch of B words as the model takes it, padded on the right to T = longest + 1:

@@ -88,6 +88,18 @@ std::vector<int64_t> argmax_lanes(const Tensor& x, const Around& a) {
   return best;
 }
 
+// The gradient of a full var with no degrees of freedom left (n <= correction), as PyTorch
+// 2.x's var_backward: g * inf, taken as 2 (x - mean) / 0 with the sign of g, except NaN where
+// x equals the mean (inf * 0). So one element with correction 1 gives NaN, as its value does.
+// (1.13 gave g * inf everywhere, and a misshapen gradient for a non-scalar.)
+Tensor full_var_grad_without_dof(float g, const Tensor& centered) {
+  Tensor gx = Tensor::empty(centered.shape());
+  const float* pc = centered.data();
+  float* pg = gx.data();
+  for (int64_t i = 0; i < gx.numel(); ++i) pg[i] = pc[i] == 0.0f ? NAN : g * INFINITY;
+  return gx;
+}
+
 }  // namespace
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
@@ -127,14 +139,10 @@ Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) 
   const bool full = x.dim() == 0 || axes.empty();
   return record(out, "Var", {x}, [centered, kept = r.kept, dof, full](const Tensor& g) -> std::vector<Tensor> {
     // d var / dx = 2 (x - mean) / (n - correction); the mean's own dependence on x
-    // contributes sum(x - mean) = 0. PyTorch divides by the unclamped n - correction, and
-    // gives inf * grad for a full reduction with n == correction: so do we.
+    // contributes sum(x - mean) = 0. With explicit dims PyTorch divides by the unclamped
+    // n - correction; a full reduction with n <= correction takes the factor as +inf.
+    if (full && dof <= 0.0) return {full_var_grad_without_dof(g.data()[0], centered)};
     Tensor gx = Tensor::empty(centered.shape());
-    if (full && dof == 0.0) {
-      const float gi = g.data()[0] * INFINITY;
-      std::fill_n(gx.data(), gx.numel(), gi);
-      return {gx};
-    }
     const auto scale = float(2.0 / dof);
     kernels::broadcast_binary(g.data(), kept, centered.data(), centered.shape(), gx.data(), centered.shape(),
                               [scale](float gi, float c) { return gi * c * scale; });
