@@ -12,6 +12,7 @@
 #include "attention_dump.hpp"
 #include "minidl/io/safetensors.hpp"
 #include "support/charlm_cli.hpp"
+#include "support/skip.hpp"
 
 using namespace minidl::testing;
 
@@ -163,10 +164,7 @@ TEST_CASE("charlm refuses bad --stats and --attention: one line naming the optio
 }
 
 TEST_CASE("scripts/plot_attention.sh and plot_stats.sh draw charlm's --attention and --stats", "[charlm]") {
-  if (!std::filesystem::exists("/usr/bin/gnuplot")) {
-    SUCCEED("gnuplot is not installed: nothing to draw with");
-    return;
-  }
+  if (!minidl::testing::gnuplot_or_skip()) return;
   TempDir dir;
   const std::string words = dir.write("words.txt", charlm_word_list());
   const ProcessResult trained = charlm(dir, {"--data", words, "--steps", "4", "--norm-position", "pre,post", "--stats",
