@@ -327,7 +327,7 @@ def time_process(cmd, env_extra):
 
 
 def process_rows(table, build, repeats, log, lesson_fig, with_torch):
-    digits = [os.path.join(build, "examples", "digits", "digits"), "--threads", "1", "--seeds", "0", "--quiet"]
+    digits = [os.path.join(build, "apps", "digits", "digits"), "--threads", "1", "--seeds", "0", "--quiet"]
     commands = {"digits": digits, "sgemm": [os.path.join(build, "bench", "sgemm_lesson"), log]}
     torch_cpp = os.path.join(build, "bench", "torch_lesson")
     if os.path.exists(torch_cpp):

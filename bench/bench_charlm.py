@@ -1,6 +1,6 @@
 """charlm's rows of bench/bench_all.py (`--what charlm` runs them alone).
 
-charlm is measured from outside, as a process: bench/ links nothing of examples/. A figure per
+charlm is measured from outside, as a process: bench/ links nothing of apps/. A figure per
 step is (a run of N steps - a run of 0 steps) / N, both with one evaluation at the end, so the
 data loading, the model's construction and the final evaluation cancel; each run is the
 minimum over repeats, and every repeat runs each program once, interleaved.
@@ -87,7 +87,7 @@ def step_seconds(out):
 
 
 def step_rows(table, build, repeats, steps, with_torch, tmp):
-    charlm = [os.path.join(build, "examples", "charlm", "charlm"), "--threads", "1", "--seeds", "0", "--quiet"]
+    charlm = [os.path.join(build, "apps", "charlm", "charlm"), "--threads", "1", "--seeds", "0", "--quiet"]
     logs = {n: os.path.join(tmp, f"charlm{n}.gemm") for n in (steps, 0)}
     record(build, charlm, steps, logs[steps], save=os.path.join(tmp, "ckpt"))
     record(build, charlm, 0, logs[0])
@@ -132,7 +132,7 @@ def add_ratio(table, what, mine, other, prefix, target, unit="ms", scale=1e3):
 
 
 def sample_rows(table, build, repeats, ckpt, with_torch, words):
-    charlm = [os.path.join(build, "examples", "charlm", "charlm"), "--threads", "1", "--seeds", "0", "--quiet",
+    charlm = [os.path.join(build, "apps", "charlm", "charlm"), "--threads", "1", "--seeds", "0", "--quiet",
               "--steps", "0", "--init-from", ckpt]
     torch_cmd = [PYTHON, os.path.join(ROOT, "bench", "bench_charlm_pytorch.py"), "sample", "--checkpoint",
                  os.path.join(ckpt, "layer-pre.safetensors"), "--words", str(max(1, words // 20))]
@@ -156,7 +156,7 @@ def sample_rows(table, build, repeats, ckpt, with_torch, words):
 
 
 def width_rows(table, build, repeats, steps):
-    charlm = [os.path.join(build, "examples", "charlm", "charlm"), "--width", "256", "--seeds", "0", "--quiet"]
+    charlm = [os.path.join(build, "apps", "charlm", "charlm"), "--width", "256", "--seeds", "0", "--quiet"]
     best = Best()
     for _ in range(repeats):
         for threads in (1, 2):
@@ -174,7 +174,7 @@ def memory_row(table, build, quick):
     """One run of the defaults (1000 steps) on 1 thread: 2 threads on a shared pair of cores
     can take minutes; --quick: 200 steps."""
     steps = 200 if quick else 1000
-    charlm = [os.path.join(build, "examples", "charlm", "charlm"), "--quiet", "--seeds", "0", "--threads", "1",
+    charlm = [os.path.join(build, "apps", "charlm", "charlm"), "--quiet", "--seeds", "0", "--threads", "1",
               "--steps", str(steps)]
     p = Process(charlm, threads_env(1))
     table.add(f"charlm at its defaults, 1 seed x {steps} steps, 1 thread: peak RSS", f"{p.peak_mb:.0f} MB", "", None,

@@ -91,8 +91,8 @@ void report(const Options& o, Norm norm, bool bucket_view) {
   dist::all_reduce(std::span<double>(cpu));
   if (dist::rank() == 0)
     std::printf(
-        "%-13s ranks %d  threads/rank %d  batch/rank %lld  %7.1f ms/step  %6.0f examples/s  "
-        "%7.1f CPU ms/step  %6.0f examples/CPU s  gradient allreduce %6.1f ms (%4.1f%%) of %.1f MB in "
+        "%-13s ranks %d  threads/rank %d  batch/rank %lld  %7.1f ms/step  %6.0f apps/s  "
+        "%7.1f CPU ms/step  %6.0f apps/CPU s  gradient allreduce %6.1f ms (%4.1f%%) of %.1f MB in "
         "%zu buckets\n",
         name(norm), world, get_num_threads(), static_cast<long long>(local), step * 1e3, double(o.batch) / step,
         cpu[0] * 1e3, double(o.batch) / cpu[0], reduce * 1e3, 100.0 * reduce / step, double(floats) * 4e-6,

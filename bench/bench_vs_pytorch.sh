@@ -29,8 +29,8 @@ peak() {  # runs "$@" under /usr/bin/time -v; prints wall seconds and peak RSS
   rm -f /tmp/minidl_bench_time.$$
 }
 echo "== whole processes (the lesson's three runs)"
-echo "minidl digits --threads 1:           $(peak "$build/examples/digits/digits" --threads 1 --quiet)"
-echo "minidl digits (runs on all cores):   $(peak env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$build/examples/digits/digits" --quiet)"
+echo "minidl digits --threads 1:           $(peak "$build/apps/digits/digits" --threads 1 --quiet)"
+echo "minidl digits (runs on all cores):   $(peak env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$build/apps/digits/digits" --quiet)"
 echo "PyTorch (python3 + torch, 1 thread): $(peak "$python" "$root/bench/bench_pytorch.py" process)"
 
 echo "== norm layers, forward + backward, 1 thread"

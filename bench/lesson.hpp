@@ -1,6 +1,6 @@
 #pragma once
 // The lesson's experiment for the benchmarks, from the public API alone: the digits split,
-// the deep tanh net, the digits' CNN and the training loop, as examples/digits runs them (the
+// the deep tanh net, the digits' CNN and the training loop, as apps/digits runs them (the
 // same init order, batches and evaluations, so the same step losses), without the program's
 // options, checks and outputs. The benchmarks depend on the library, not on the example.
 #include <cstdint>

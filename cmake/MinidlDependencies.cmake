@@ -37,7 +37,7 @@ minidl_require(OpenMP_CXX_FOUND "OpenMP" "g++ libgomp1")
 find_package(nlohmann_json 3 QUIET)
 minidl_require(nlohmann_json_FOUND "nlohmann/json" nlohmann-json3-dev)
 
-if(MINIDL_BUILD_EXAMPLES OR MINIDL_BUILD_TESTS OR MINIDL_BUILD_BENCHMARKS OR MINIDL_BUILD_FUZZERS)
+if(MINIDL_BUILD_APPS OR MINIDL_BUILD_TESTS OR MINIDL_BUILD_BENCHMARKS OR MINIDL_BUILD_FUZZERS)
   find_package(cxxopts QUIET)
   minidl_require(cxxopts_FOUND "cxxopts" libcxxopts-dev)
   # cxxopts parses option names and integers by hand instead of with <regex>, whose

@@ -2,7 +2,7 @@
 """Replays minidl's `charlm` against the same model in PyTorch, and moves checkpoints both ways.
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the charlm program:
-    /usr/bin/python3 scripts/check_charlm_against_pytorch.py [--charlm build/examples/charlm/charlm]
+    /usr/bin/python3 scripts/check_charlm_against_pytorch.py [--charlm build/apps/charlm/charlm]
         [--norm layer,rms,batch,batch-masked,none] [--position pre,post] [--steps 20]
 
 For each norm and position (scripts/charlm_model.py builds the model):
@@ -153,7 +153,7 @@ def minidl_to_torch(binary, config, words, steps, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--charlm", default=os.path.join(REPO, "build", "examples", "charlm", "charlm"))
+    parser.add_argument("--charlm", default=os.path.join(REPO, "build", "apps", "charlm", "charlm"))
     parser.add_argument("--norm", default=",".join(cm.NORMS))
     parser.add_argument("--position", default="pre,post")
     parser.add_argument("--steps", type=int, default=20)

@@ -2,7 +2,7 @@
 """Checks that checkpoints move between minidl's `digits` program and PyTorch, both ways.
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the digits program:
-    /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/examples/digits/digits] [--norm none,batch,...]
+    /usr/bin/python3 scripts/check_checkpoints_torch.py [--digits build/apps/digits/digits] [--norm none,batch,...]
         [--arch mlp,resmlp-pre,resmlp-post,cnn]
 
 For each arch (default: mlp, resmlp-pre, resmlp-post) and each of its norms (mlp: the five; cnn: none,
@@ -54,7 +54,7 @@ def deep_net(norm):
 
 
 def cnn(norm, groups=GROUPS):
-    """The digits' CNN (examples/digits/lesson/cnn.hpp): three 3x3 convolutions, each followed by
+    """The digits' CNN (apps/digits/lesson/cnn.hpp): three 3x3 convolutions, each followed by
     the norm and ReLU, global average pooling, Linear(32, 10). layer = GroupNorm(1, C),
     instance = GroupNorm(C, C)."""
     make = {"none": None, "batch": nn.BatchNorm2d, "layer": lambda c: nn.GroupNorm(1, c),
@@ -196,7 +196,7 @@ def torch_to_minidl(binary, spec, data, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits", "digits"))
     parser.add_argument("--norm", default=None, help="default: every norm the arch takes")
     parser.add_argument("--arch", default="mlp,resmlp-pre,resmlp-post")
     args = parser.parse_args()

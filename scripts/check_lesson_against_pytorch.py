@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reproduces PyTorch's lesson runs with minidl's digits CLI and checks them in PyTorch.
 
-  /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/examples/digits/digits]
+  /usr/bin/python3 scripts/check_lesson_against_pytorch.py [--digits build/apps/digits/digits]
 
 1. Runs `digits --init-from tests/fixtures/lesson/init --batch-order tests/fixtures/lesson/batch_order.txt`
    (PyTorch's initial weights and batch order, written by scripts/fixtures/lesson.py) with
@@ -71,7 +71,7 @@ def evaluate(model, X, y):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits", "digits"))
     parser.add_argument("--runs", default="none,batch,layer")
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -6,7 +6,7 @@ runs `digits` (the build's, by default over seeds 0-4 and all five norms) once u
 OPENBLAS_CORETYPE this CPU can run, then prints per norm the mean over seeds of each figure
 under each kernel and the largest difference between two kernels. Standard library only.
 
-  scripts/compare_core_types.py [--digits build/examples/digits/digits] [--core-types Haswell,SkylakeX]
+  scripts/compare_core_types.py [--digits build/apps/digits/digits] [--core-types Haswell,SkylakeX]
                                 [-- extra digits arguments]
 """
 import argparse
@@ -46,7 +46,7 @@ def means(digits, core_type, extra):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--digits", default=os.path.join(REPO, "build", "examples", "digits", "digits"))
+    parser.add_argument("--digits", default=os.path.join(REPO, "build", "apps", "digits", "digits"))
     parser.add_argument("--core-types", help="comma list (default: those this CPU can run)")
     parser.add_argument("extra", nargs="*", help="more digits arguments (after --)")
     args = parser.parse_args()

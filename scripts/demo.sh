@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's demo command: set-up (missing Debian packages, configure, and a build of the
 # digits program alone; see scripts/setup.sh), then the lesson's experiment,
-# build/examples/digits/digits, over seeds 0-4 by default. Arguments go to digits
+# build/apps/digits/digits, over seeds 0-4 by default. Arguments go to digits
 # (bash scripts/demo.sh --help lists them). The loss curves, the validation curves and the
 # summary go to build/curves.csv, build/val_curves.csv and build/summary.json unless
 # --curves, --val-curves or --summary say otherwise, and scripts/plot_curves.sh draws them to
@@ -16,7 +16,7 @@ plot_script="$repo/scripts/plot_curves.sh"
 stats_script="$repo/scripts/plot_stats.sh"
 
 bash "$repo/scripts/setup.sh" --target digits
-digits="$build_dir/examples/digits/digits"
+digits="$build_dir/apps/digits/digits"
 
 # The caller's --NAME FILE / --NAME=FILE, else the default in build/, added to the arguments.
 args=("$@")

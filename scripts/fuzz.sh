@@ -20,7 +20,7 @@ targets="${FUZZ_TARGETS:-digits_csv split_indices batch_order safetensors}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMINIDL_BUILD_FUZZERS=ON -DMINIDL_BUILD_TESTS=OFF -DMINIDL_BUILD_EXAMPLES=OFF -DMINIDL_BUILD_BENCHMARKS=OFF >/dev/null
+  -DMINIDL_BUILD_FUZZERS=ON -DMINIDL_BUILD_TESTS=OFF -DMINIDL_BUILD_APPS=OFF -DMINIDL_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' $targets)
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the word data of the character-level language model (examples/charlm) into data/.
+"""Writes the word data of the character-level language model (apps/charlm) into data/.
 
   /usr/bin/python3 scripts/make_word_split.py     # needs Debian's wamerican for --source
 

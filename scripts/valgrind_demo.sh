@@ -23,7 +23,7 @@ command -v valgrind >/dev/null || { echo "valgrind_demo: needs valgrind (apt-get
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIDL_NATIVE_ARCH=OFF -DMINIDL_BUILD_TESTS=OFF \
   -DMINIDL_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target digits >/dev/null
-digits="$build/examples/digits/digits"
+digits="$build/apps/digits/digits"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the quick lab under OpenBLAS core types and fails when their verdicts differ: a rule
 # never decides on the last bits of a chaotic run, which change with the kernel's summation
-# order (examples/lab/tools.hpp).
+# order (apps/lab/tools.hpp).
 # Usage: lab_core_types.sh LAB_EXECUTABLE OUT_DIR [all|one]
 #   all: every core type this CPU can run (Sandybridge, Haswell, SkylakeX), unless
 #        OPENBLAS_CORETYPE is set: then that one alone, compared with the verdicts that earlier

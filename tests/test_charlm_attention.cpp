@@ -1,4 +1,4 @@
-// charlm's --attention weights (examples/charlm/attention_dump.hpp): causal, rows summing to
+// charlm's --attention weights (apps/charlm/attention_dump.hpp): causal, rows summing to
 // 1, equal to softmax(q k^T / sqrt(D)) written out by hand from each block's c_attn and the
 // input its attention received, and the CSV that holds them.
 #include <catch2/catch.hpp>

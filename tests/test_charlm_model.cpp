@@ -1,4 +1,4 @@
-// charlm's model (examples/charlm): state_dict names, the key/value cache against a full
+// charlm's model (apps/charlm): state_dict names, the key/value cache against a full
 // forward, padding, a block's norm order, the batches it trains on, a training run that
 // follows its batch order, and sampling's distribution.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
-// The "Writing a new layer" example (examples/custom_layer/scale_norm.hpp): the library's
+// The "Writing a new layer" example (apps/custom_layer/scale_norm.hpp): the library's
 // gradcheck, the composite, and the module's errors.
-#include "../examples/custom_layer/scale_norm.hpp"
+#include "../apps/custom_layer/scale_norm.hpp"
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 

@@ -1,4 +1,4 @@
-// The digits' CNN (examples/digits/lesson/cnn.hpp): its layers and PyTorch state_dict names,
+// The digits' CNN (apps/digits/lesson/cnn.hpp): its layers and PyTorch state_dict names,
 // each norm's form, the options it refuses, and `digits --arch cnn` end to end (every norm
 // trains, saves, reloads with --init-from, reports in --summary). PyTorch's strict load of its
 // checkpoints and the way back: scripts/check_checkpoints_torch.py --arch cnn (a ctest).

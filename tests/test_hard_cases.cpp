@@ -85,7 +85,7 @@ TEST_CASE("digits --threads 16 under a 2 GB address-space limit says so and exit
       "thread(s) each need: OpenBLAS 0.3.21 would hang retrying its buffers instead of failing; raise the limit or "
       "pass --jobs 1 --threads 1 (406 MB)\n");
   // The estimate covers what the threads take: at exactly the estimate (150 + 4 x 256 MB,
-  // examples/digits/address_limit.hpp), 4 threads train.
+  // apps/digits/address_limit.hpp), 4 threads train.
   std::vector<std::string> four = quick;
   four.insert(four.end(), {"--threads", "4"});
   const LimitedResult fits = run_limited(s, 1'174'000'000, four);

@@ -1,6 +1,6 @@
 // The lab's judgements on constructed records: every training experiment gives each verdict its
 // rule can give (held, held partly, did not hold, inconclusive), so a rule that always said
-// "held" fails here; and the margin helper they share (examples/lab/tools.hpp).
+// "held" fails here; and the margin helper they share (apps/lab/tools.hpp).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>

@@ -1,6 +1,6 @@
 // The lab's sequence chapter: each rule on constructed records gives every verdict it can
 // (held, held partly, did not hold, inconclusive), and the exact measurements its experiments
-// run (examples/lab/experiments/sequence/checks.hpp) checked directly.
+// run (apps/lab/experiments/sequence/checks.hpp) checked directly.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// Drives the built charlm program (examples/charlm/charlm.cpp) from the tests: a small word
+// Drives the built charlm program (apps/charlm/charlm.cpp) from the tests: a small word
 // list, a small fast model, and runs that collect exit status and output.
 #include <catch2/catch.hpp>
 #include <string>

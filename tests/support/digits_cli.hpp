@@ -1,5 +1,5 @@
 #pragma once
-// Drives the built digits program (examples/digits/digits.cpp) from the tests: its path, a private
+// Drives the built digits program (apps/digits/digits.cpp) from the tests: its path, a private
 // copy of the project's data to break, and runs that collect exit status and output.
 #include <algorithm>
 #include <filesystem>

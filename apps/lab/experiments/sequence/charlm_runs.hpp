@@ -1,5 +1,5 @@
 #pragma once
-// What the sequence chapter's experiments share: charlm's training runs (examples/charlm,
+// What the sequence chapter's experiments share: charlm's training runs (apps/charlm,
 // docs/charlm.md) on the context's words, as records.
 #include <cstdint>
 

@@ -86,12 +86,12 @@ void write_readme(const std::string& out_dir, const std::string& timing) {
       "within its margin of it (2 standard errors of its mean over seeds, at least a floor the rule names): such "
       "a verdict reads \"inconclusive\", so the last bits of chaotic runs, which change with the BLAS kernel, "
       "do not change a verdict (the ctest `lab.run_all_quick` compares the quick lab's verdicts under each "
-      "OpenBLAS core type the CPU runs). Regenerate with `build/examples/lab/lab run all` (or one experiment: `lab run "
+      "OpenBLAS core type the CPU runs). Regenerate with `build/apps/lab/lab run all` (or one experiment: `lab run "
       "depth`); "
-      "`lab list` names them. A new experiment is a file in `examples/lab/experiments/` (the sequence chapter's "
+      "`lab list` names them. A new experiment is a file in `apps/lab/experiments/` (the sequence chapter's "
       "in `experiments/sequence/`) defining an `Experiment` (name, claim, lesson source, set-up, rule, plan of "
       "jobs, judgement), its factory declared in `experiments/experiments.hpp` and called in its chapter's list "
-      "in `examples/lab/registry.cpp`.\n\n";
+      "in `apps/lab/registry.cpp`.\n\n";
   // The timing of the last `lab run all` stays until the next one.
   const fs::path timing_file = dir / "run_all_timing.txt";
   if (!timing.empty()) write_file(timing_file, timing);

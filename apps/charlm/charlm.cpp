@@ -22,7 +22,7 @@
 namespace fs = std::filesystem;
 using namespace minidl;
 using namespace minidl::charlm;
-using examples::NamedFile;
+using apps::NamedFile;
 
 namespace {
 
@@ -64,7 +64,7 @@ void check_files(const Settings& s) {
   if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
   if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
   if (s.attention) outputs.push_back({"--attention", s.attention->file});
-  examples::check_outputs(inputs, outputs, s.save_dir);
+  apps::check_outputs(inputs, outputs, s.save_dir);
 }
 
 // The --init-from weights of a run, checked against its model before anything trains.
@@ -145,8 +145,8 @@ int run(Settings s) {
   }
   for (const RunSpec& run : run_specs(s)) read_init(s, run);  // every init fits before anything trains
   if (s.threads) set_num_threads(*s.threads);
-  examples::prepare_save_directory(s.save_dir);
-  s.run.stop = &examples::stop_requested();
+  apps::prepare_save_directory(s.save_dir);
+  s.run.stop = &apps::stop_requested();
 
   std::vector<RunResult> results = train_all(s, data);
   if (s.print) std::cout << results_table(s, results) << std::flush;
@@ -166,14 +166,14 @@ int run(Settings s) {
   };
   write(s.curves, curves_csv(results));
   write(s.val_curves, val_curves_csv(results));
-  write(s.summary, summary_json(s, results, examples::stop_signal()));
+  write(s.summary, summary_json(s, results, apps::stop_signal()));
   write(s.stats, stats_csv(results));
   if (s.attention) write(s.attention->file, attention_csv(results, s.attention->word));
   if (!std::cout)
     std::cerr << "charlm: cannot write the results to standard output (closed or full); every output file was "
                  "still written"
               << std::endl;
-  if (const int signal = examples::stop_signal()) {
+  if (const int signal = apps::stop_signal()) {
     std::cerr << "charlm: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
               << ": the runs stopped at their next step; the curves and summary hold what ran" << std::endl;
     return 128 + signal;
@@ -184,7 +184,7 @@ int run(Settings s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::install_signal_handlers();
+  apps::install_signal_handlers();
   try {
     std::optional<Settings> settings = parse_settings(argc, argv);
     if (settings && settings->distributed) return run_distributed(std::move(*settings), run);

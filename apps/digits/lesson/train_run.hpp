@@ -130,7 +130,7 @@ std::string summary_line(const RunResult& result);
 std::optional<std::string> refusal(const TrainOptions& options, int64_t train_examples);
 
 /// Runs one experiment. The options are trusted: the digits program checks its command line
-/// once (examples/digits/options.hpp), the lab writes valid ones; sizes and epochs at least 1,
+/// once (apps/digits/options.hpp), the lab writes valid ones; sizes and epochs at least 1,
 /// a batch order of one permutation of the split per epoch, init weights that fit the model.
 RunResult train_run(const data::DigitsSplit& data, const TrainOptions& options, const EpochCallback& on_epoch = {});
 

@@ -2,7 +2,7 @@
 
 #include <csignal>
 
-namespace minidl::examples {
+namespace minidl::apps {
 
 namespace {
 
@@ -31,4 +31,4 @@ const std::atomic<bool>& stop_requested() { return g_stop; }
 
 int stop_signal() { return g_signal; }
 
-}  // namespace minidl::examples
+}  // namespace minidl::apps

@@ -75,7 +75,7 @@ class WarmupDepth : public Experiment {
                     "pre-norm transformers train deep stacks without a learning-rate warmup; post-norm ones need one",
                     "Layer Normalization note, \"Where it goes in a block\"; Xiong et al. 2020"}) {}
   std::string setup(const Settings& s) const override {
-    return cat("charlm (examples/charlm) on the word list at width ", kWidth,
+    return cat("charlm (apps/charlm) on the word list at width ", kWidth,
                " (makemore's 64 halved, to keep the deepest stacks in the lab's budget), 4 heads, ", joined(depths(s)),
                " layers, LayerNorm before each sublayer (pre-LN, with a final norm) or after each residual sum "
                "(post-LN); AdamW (weight decay 0.01, betas 0.9, 0.99) at lr ",

@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 
-namespace minidl::examples {
+namespace minidl::apps {
 
 namespace {
 
@@ -92,4 +92,4 @@ void prepare_save_directory(const std::string& save_dir) {
   check_can_create_in({"--save", save_dir}, save_dir);
 }
 
-}  // namespace minidl::examples
+}  // namespace minidl::apps

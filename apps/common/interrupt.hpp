@@ -3,7 +3,7 @@
 // step, what ran is reported and written, and the exit code says which signal (130, 143).
 #include <atomic>
 
-namespace minidl::examples {
+namespace minidl::apps {
 
 /// Installs handlers for SIGINT and SIGTERM that set stop_requested(); a second signal of
 /// either kind ends the process at once (the handlers reset themselves). Ignores SIGPIPE,
@@ -16,4 +16,4 @@ const std::atomic<bool>& stop_requested();
 /// The signal that asked to stop (SIGINT or SIGTERM), or 0.
 int stop_signal();
 
-}  // namespace minidl::examples
+}  // namespace minidl::apps

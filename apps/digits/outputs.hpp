@@ -10,7 +10,7 @@
 
 namespace minidl::digits {
 
-using examples::NamedFile;
+using apps::NamedFile;
 
 /// DIR/<run>.safetensors with one seed, DIR/<run>_seed<S>.safetensors with several.
 std::string checkpoint_path(const Settings& s, lesson::NormKind norm, uint64_t seed);
@@ -20,7 +20,7 @@ std::vector<NamedFile> input_files(const Settings& s);
 /// The files the settings write: curves, validation curves, summary, every checkpoint.
 std::vector<NamedFile> output_files(const Settings& s);
 
-/// examples::check_outputs on the settings' inputs and outputs.
+/// apps::check_outputs on the settings' inputs and outputs.
 void check_outputs(const Settings& s);
 
 /// Creates the --save directory (if any) and checks it takes a file (output_checks.hpp).

@@ -34,7 +34,7 @@
 namespace fs = std::filesystem;
 using namespace minidl;
 using namespace minidl::digits;
-using namespace minidl::examples;
+using namespace minidl::apps;
 using lesson::NormKind;
 
 namespace {

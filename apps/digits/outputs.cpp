@@ -38,8 +38,8 @@ std::vector<NamedFile> output_files(const Settings& s) {
   return outputs;
 }
 
-void check_outputs(const Settings& s) { examples::check_outputs(input_files(s), output_files(s), s.save_dir); }
+void check_outputs(const Settings& s) { apps::check_outputs(input_files(s), output_files(s), s.save_dir); }
 
-void prepare_save_directory(const Settings& s) { examples::prepare_save_directory(s.save_dir); }
+void prepare_save_directory(const Settings& s) { apps::prepare_save_directory(s.save_dir); }
 
 }  // namespace minidl::digits

@@ -1,10 +1,10 @@
 #pragma once
-// Where an example program writes, checked before anything trains: every output in a
+// Where a program writes, checked before anything trains: every output in a
 // directory that exists and takes a write, none of them an input or another output.
 #include <string>
 #include <vector>
 
-namespace minidl::examples {
+namespace minidl::apps {
 
 /// A file the program reads or writes, and the option (or "--data") it came from.
 struct NamedFile {
@@ -24,4 +24,4 @@ void check_outputs(const std::vector<NamedFile>& inputs, const std::vector<Named
 /// naming it otherwise. The last check before training, so a refusal creates nothing.
 void prepare_save_directory(const std::string& save_dir);
 
-}  // namespace minidl::examples
+}  // namespace minidl::apps
