@@ -3,6 +3,7 @@
 // ops, then trained inside a small model with the library's Linear, Tanh, cross_entropy
 // and SGD. Exits 1 when a check fails.
 #include <cstdio>
+#include <iostream>
 #include <memory>
 
 #include "minidl/autograd/gradcheck.hpp"
@@ -36,7 +37,7 @@ int main() {
   auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(16, 32, gen),
                                                 std::make_shared<custom::ScaleNorm>(32), std::make_shared<nn::Tanh>(),
                                                 std::make_shared<nn::Linear>(32, 4, gen));
-  std::printf("%s\n", model->repr().c_str());
+  std::cout << *model << "\n";  // the module tree, as PyTorch's print(model)
   const Tensor inputs = Tensor::randn({256, 16}, gen);
   const Tensor targets = argmax(matmul(inputs, Tensor::randn({16, 4}, gen)), 1);
   optim::SGD sgd(model->parameters(), {.lr = 0.1});

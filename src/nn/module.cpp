@@ -11,6 +11,17 @@
 namespace minidl::nn {
 namespace {
 
+// Python's str.split('\n') of a non-empty text; an empty one has no lines, as in __repr__.
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  if (text.empty()) return lines;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
 // PyTorch's remove_duplicate=True: a tensor reached twice (a module used twice, tied
 // weights) is listed once, under its first name, so an optimizer steps it once.
 NamedTensors without_duplicates(NamedTensors named) {
@@ -159,17 +170,33 @@ void Module::load_state_dict(const StateDict& given_state, bool strict) {
   }
 }
 
+// PyTorch's Module.__repr__: extra_repr's lines, then the children's, one per line inside
+// the parentheses; a single extra_repr line with no children stays on the type's line.
 std::string Module::repr() const {
-  std::string out = type_name() + "(" + extra_repr();
-  if (children_.empty()) return out + ")";
-  out += "\n";
-  for (const auto& [name, child] : children_) {
-    std::string body = child->repr();
-    std::string indented;
-    for (char c : body) indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
-    out += "  (" + name + "): " + indented + "\n";
-  }
-  return out + ")";
+  std::vector<std::string> lines = split_lines(extra_repr());
+  const std::vector<std::string> children = child_lines();
+  if (lines.size() == 1 && children.empty()) return type_name() + "(" + lines.front() + ")";
+  lines.insert(lines.end(), children.begin(), children.end());
+  std::string out = type_name() + "(";
+  for (const std::string& line : lines) out += "\n  " + line;
+  return out + (lines.empty() ? ")" : "\n)");
 }
+
+std::vector<std::string> Module::child_lines() const {
+  std::vector<std::string> lines;
+  for (const auto& [name, child] : children_) lines.push_back(child_line(name, child->repr()));
+  return lines;
+}
+
+std::string Module::child_line(const std::string& key, const std::string& child_repr) {
+  std::string out = "(" + key + "): ";
+  for (char c : child_repr) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& out, const Module& module) { return out << module.repr(); }
 
 }  // namespace minidl::nn

@@ -1,4 +1,5 @@
 #include <string>
+#include <vector>
 
 #include "minidl/nn/transformer.hpp"
 #include "minidl/tensor/error.hpp"
@@ -14,6 +15,24 @@ class ModuleList : public Module {
     throw Error("ModuleList: it has no forward; call its modules one by one");
   }
   std::string type_name() const override { return "ModuleList"; }
+
+ protected:
+  // PyTorch 2.x's ModuleList repr: a run of children that print alike prints once,
+  // "(0-5): 6 x TransformerEncoderLayer(...)", so a deep encoder fits on a screen.
+  std::vector<std::string> child_lines() const override {
+    std::vector<std::string> reprs;
+    for (const auto& [name, child] : named_children()) reprs.push_back(child->repr());
+    std::vector<std::string> lines;
+    for (size_t start = 0; start < reprs.size();) {
+      size_t end = start + 1;
+      while (end < reprs.size() && reprs[end] == reprs[start]) ++end;
+      const size_t count = end - start;
+      lines.push_back(count == 1 ? child_line(std::to_string(start), reprs[start])
+                                 : child_line(cat(start, "-", end - 1), cat(count, " x ", reprs[start])));
+      start = end;
+    }
+    return lines;
+  }
 
  private:
   int64_t size_ = 0;

@@ -1,8 +1,10 @@
 #pragma once
 // Module: the base of every layer, in PyTorch's shape. A subclass registers its
 // parameters, buffers and children by name in its constructor and writes forward().
+#include <concepts>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -82,7 +84,8 @@ class Module {
   virtual std::string type_name() const = 0;
   /// What goes between the parentheses of repr: "in_features=64, out_features=10, bias=True".
   virtual std::string extra_repr() const { return ""; }
-  /// PyTorch's repr, children indented and named.
+  /// PyTorch's repr, the text print(model) shows: the type, then extra_repr's lines and the
+  /// children's, named and indented. `std::cout << model` prints it too.
   std::string repr() const;
 
   /// Recursive, dotted names; a tensor reached twice (the same module in two places, tied
@@ -114,6 +117,11 @@ class Module {
   /// Adds what this module accepts as missing to a state about to be loaded (BatchNorm's
   /// num_batches_tracked, as PyTorch's _load_from_state_dict); `prefix` names this module.
   virtual void fill_missing_state(const std::string& /*prefix*/, StateDict& /*state*/) const {}
+  /// The children's lines of repr, one "(name): Child(...)" each; a container may group them
+  /// (ModuleList's "(0-1): 2 x Layer(...)").
+  virtual std::vector<std::string> child_lines() const;
+  /// "(key): " and a child's repr, its later lines moved right two spaces (Python's _addindent).
+  static std::string child_line(const std::string& key, const std::string& child_repr);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     children_.emplace_back(name, module);
@@ -140,5 +148,17 @@ class Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   std::unique_ptr<Hooks> hooks_;  // null until a hook is registered: operator() then costs one test
 };
+
+/// Prints module.repr(): print(model)'s text. libtorch prints the same tree in its own words
+/// ("torch::nn::Linear(..., bias=true)"); minidl keeps PyTorch's, which its tests check.
+std::ostream& operator<<(std::ostream& out, const Module& module);
+
+/// The same for a model held by pointer, so `std::cout << model` prints the tree and not the
+/// address std::shared_ptr's own operator<< would; a null pointer prints "nullptr".
+template <typename M>
+requires std::derived_from<M, Module> std::ostream& operator<<(std::ostream& out, const std::shared_ptr<M>& module) {
+  if (!module) return out << "nullptr";
+  return out << static_cast<const Module&>(*module);
+}
 
 }  // namespace minidl::nn
