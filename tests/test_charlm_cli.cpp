@@ -53,7 +53,8 @@ TEST_CASE("charlm refuses bad word files: one line naming file, line and fix, ex
   CHECK(r.err == "charlm: " + dir.path().string() + ": is a directory, not a file\n");
 }
 
-TEST_CASE("charlm refuses a word list that leaves no validation word: one line, exit 2; 10 words train", "[charlm]") {
+TEST_CASE("charlm refuses a word list that leaves no validation word with one line and exit 2, and 10 words train",
+          "[charlm]") {
   // Every 10th word validates: 9 words leave none (the validation loss would be 0 / 0).
   TempDir dir;
   auto run_on = [&](const std::string& stem, int count) {
