@@ -25,6 +25,7 @@
 #include "minidl/nn/module.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/nn/norm/group_norm.hpp"
+#include "minidl/nn/norm/dyt.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/nn/norm/rms_norm.hpp"
 #include "minidl/nn/pooling.hpp"
