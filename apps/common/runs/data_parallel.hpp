@@ -1,7 +1,7 @@
 #pragma once
-// Data-parallel training for train_run (digits --distributed): what a run asks of the
-// processes it trains with. In one process there is none (TrainOptions::parallel is null);
-// lesson/mpi_parallel.cpp implements it on minidl::distributed when built with MPI.
+// Data-parallel training (digits and charlm --distributed): what a run asks of the processes
+// it trains with. In one process there is none (the run's `parallel` is null);
+// runs/distributed.cpp implements it on minidl::distributed when built with MPI.
 //
 // Each step every rank takes its contiguous slice of the same global batch (the loader's
 // permutation is the same on every rank: the same seed), so N ranks see the batches one
@@ -9,27 +9,36 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <string>
+#include <span>
 
-#include "minidl/nn/sequential.hpp"
+#include "minidl/nn/module.hpp"
 
-namespace minidl::lesson {
+namespace minidl::apps {
 
-class Parallel {
+class DataParallel {
  public:
-  virtual ~Parallel() = default;
+  virtual ~DataParallel() = default;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  /// The model this rank trains, called once before the optimizer exists: BatchNorm turned
-  /// into SyncBatchNorm when asked, parameters and buffers taken from rank 0.
-  virtual std::shared_ptr<nn::Sequential> prepare(std::shared_ptr<nn::Sequential> model) = 0;
-  /// The model's training forward (rank 0's buffers first, as PyTorch's broadcast_buffers).
+  /// The model this rank trains, called once per run before the optimizer exists: its
+  /// BatchNorm layers turned into SyncBatchNorm when asked (--sync-bn on a Sequential), rank
+  /// 0's parameters and buffers on every rank. forward below trains it.
+  virtual std::shared_ptr<nn::Module> prepare(std::shared_ptr<nn::Module> model) = 0;
+  /// The model's training forward on this rank's shard (rank 0's buffers first, as
+  /// PyTorch's broadcast_buffers).
   virtual Tensor forward(const Tensor& input) = 0;
   /// After backward: every gradient averaged over the ranks.
   virtual void reduce_gradients() = 0;
-  /// The sum of value over the ranks, on every rank.
-  virtual double sum(double value) = 0;
+  /// Each value replaced by its sum over the ranks, on every rank.
+  virtual void sum(std::span<double> values) = 0;
+  /// Rank 0's buffers (BatchNorm's running statistics) on every rank, so that every rank
+  /// evaluates the model rank 0 saves.
+  virtual void share_buffers() = 0;
+  /// The sum of one value over the ranks.
+  double total(double value) {
+    sum({&value, 1});
+    return value;
+  }
 };
 
 /// Rows [begin, end) of this rank's slice of a global batch of n rows: n split as evenly as
@@ -43,14 +52,4 @@ inline Shard shard_of(int64_t n, int rank, int world) {
   return {begin, begin + base + (rank < extra ? 1 : 0)};
 }
 
-/// Why data-parallel training cannot run here, or nothing: minidl was built without MPI,
-/// or this process was not started by mpirun.
-std::optional<std::string> parallel_refusal(bool built_with_mpi, bool launched_by_mpirun);
-
-/// Why a global batch cannot be split across `world` ranks, or nothing: the batch size must
-/// be a multiple of the ranks, every rank needs a row of the short last batch, and BatchNorm
-/// on a rank's own shard (plain_batch_norm: without SyncBatchNorm) two rows in every batch.
-std::optional<std::string> split_refusal(int64_t batch_size, bool drop_last, bool plain_batch_norm, int world,
-                                         int64_t train_examples);
-
-}  // namespace minidl::lesson
+}  // namespace minidl::apps

@@ -1,15 +1,25 @@
-#include "lesson/parallel.hpp"
+#include "runs/distributed.hpp"
 
+#include <iostream>
+#include <thread>
+
+#include "minidl/distributed/environment.hpp"
 #include "minidl/tensor/error.hpp"
+#if MINIDL_WITH_MPI
+#include "minidl/distributed/collectives.hpp"
+#include "minidl/distributed/data_parallel.hpp"
+#include "minidl/distributed/sync_batch_norm.hpp"
+#endif
 
-namespace minidl::lesson {
+namespace minidl::apps {
 
-std::optional<std::string> parallel_refusal(bool built_with_mpi, bool launched_by_mpirun) {
+std::optional<std::string> parallel_refusal(const std::string& program, bool built_with_mpi, bool launched_by_mpirun) {
   if (!built_with_mpi)
-    return "--distributed: this digits was built without MPI; install libopenmpi-dev and openmpi-bin "
-           "and configure with -DMINIDL_WITH_MPI=ON (or AUTO, the default)";
+    return cat("--distributed: this ", program,
+               " was built without MPI; install libopenmpi-dev and openmpi-bin and configure with "
+               "-DMINIDL_WITH_MPI=ON (or AUTO, the default)");
   if (!launched_by_mpirun)
-    return "--distributed: not started by mpirun; run it as mpirun -np N digits --distributed ...";
+    return cat("--distributed: not started by mpirun; run it as mpirun -np N ", program, " --distributed ...");
   return std::nullopt;
 }
 
@@ -33,4 +43,64 @@ std::optional<std::string> split_refusal(int64_t batch_size, bool drop_last, boo
   return std::nullopt;
 }
 
-}  // namespace minidl::lesson
+int threads_per_rank() {
+  return std::max(1, int(std::max(1u, std::thread::hardware_concurrency())) / distributed::local_size());
+}
+
+#if MINIDL_WITH_MPI
+
+namespace {
+
+// DataParallel on minidl::distributed: a DistributedDataParallel around the model.
+class MpiDataParallel : public DataParallel {
+ public:
+  explicit MpiDataParallel(bool sync_batch_norm) : sync_batch_norm_(sync_batch_norm) {}
+  int rank() const override { return distributed::rank(); }
+  int world_size() const override { return distributed::world_size(); }
+  std::shared_ptr<nn::Module> prepare(std::shared_ptr<nn::Module> model) override {
+    if (sync_batch_norm_) model = distributed::convert_sync_batchnorm(model);
+    // Gradients as views into the buckets: the same values as copied ones, one copy fewer.
+    ddp_ = std::make_shared<distributed::DistributedDataParallel>(
+        model, distributed::DistributedDataParallelOptions{.gradient_as_bucket_view = true});
+    model_ = model;
+    return model;
+  }
+  Tensor forward(const Tensor& input) override { return (*ddp_)(input); }
+  void reduce_gradients() override { ddp_->reduce_gradients(); }
+  void sum(std::span<double> values) override { distributed::all_reduce(values); }
+  void share_buffers() override {
+    for (const auto& [name, buffer] : model_->named_buffers()) distributed::broadcast(buffer);
+  }
+
+ private:
+  bool sync_batch_norm_;
+  std::shared_ptr<nn::Module> model_;
+  std::shared_ptr<distributed::DistributedDataParallel> ddp_;
+};
+
+}  // namespace
+
+int run_distributed(const std::string& program, const BatchSplit& split,
+                    const std::function<int(std::shared_ptr<DataParallel> parallel)>& run) {
+  if (auto why = parallel_refusal(program, true, distributed::launched_by_mpirun())) throw UsageError(*why);
+  distributed::Environment mpi;
+  // Decided alike on every rank from the same options, so every rank returns here together.
+  if (auto why = split_refusal(split.batch_size, split.drop_last, split.plain_batch_norm, distributed::world_size(),
+                               split.train_examples())) {
+    if (distributed::rank() == 0) std::cerr << program << ": " << *why << std::endl;
+    return 2;
+  }
+  return distributed::run_or_abort(program,
+                                   [&] { return run(std::make_shared<MpiDataParallel>(split.sync_batch_norm)); });
+}
+
+#else
+
+int run_distributed(const std::string& program, const BatchSplit&,
+                    const std::function<int(std::shared_ptr<DataParallel>)>&) {
+  throw UsageError(*parallel_refusal(program, false, false));
+}
+
+#endif
+
+}  // namespace minidl::apps
