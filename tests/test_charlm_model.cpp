@@ -7,12 +7,12 @@
 #include <memory>
 #include <numeric>
 
-#include "model.hpp"
+#include "data/words.hpp"
+#include "models/charlm_model.hpp"
 #include "sample.hpp"
 #include "support/check.hpp"
 #include "support/chi_square.hpp"
-#include "train.hpp"
-#include "words.hpp"
+#include "training/charlm_train.hpp"
 
 using namespace minidl;
 using namespace minidl::charlm;
@@ -21,7 +21,7 @@ using minidl::testing::chi_square;
 
 namespace {
 
-constexpr NormKind kAllNorms[] = {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked,
+constexpr NormKind kAllNorms[] = {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked,
                                   NormKind::None};
 
 // Small enough to run in milliseconds; two heads and two blocks keep every path.
@@ -114,7 +114,7 @@ TEST_CASE("charlm model: padding changes neither the loss nor the real positions
   // further. (batch's statistics count the padding: it is the norm that fails this.)
   const std::vector<int64_t> picks{0, 2, 3, 6};
   const Batch tight = make_batch(kWords, picks), loose = make_batch(kWords, picks, tight.x.size(1) + 5);
-  for (NormKind norm : {NormKind::Layer, NormKind::Rms, NormKind::BatchMasked, NormKind::None})
+  for (NormKind norm : {NormKind::Layer, NormKind::RMS, NormKind::BatchMasked, NormKind::None})
     for (Position position : {Position::Pre, Position::Post}) {
       INFO(run_name(norm, position));
       Generator gen(2);

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "lesson/arch.hpp"
 #include "minidl/minidl.hpp"
+#include "models/arch.hpp"
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
 #include "support/process.hpp"

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "data/batch_order.hpp"
-#include "lesson/train_run.hpp"
 #include "support/check.hpp"
+#include "training/digits_train.hpp"
 
 using namespace minidl;
 using lesson::NormKind;

@@ -8,8 +8,8 @@
 #include <limits>
 #include <set>
 
-#include "lesson/run_stats.hpp"
-#include "lesson/seeds.hpp"
+#include "runs/run_stats.hpp"
+#include "runs/seeds.hpp"
 
 namespace fs = std::filesystem;
 

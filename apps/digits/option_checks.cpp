@@ -2,10 +2,10 @@
 // that need the training split.
 #include <limits>
 
-#include "lesson/cnn.hpp"
-#include "lesson/run_stats.hpp"
 #include "minidl/tensor/error.hpp"
+#include "models/cnn.hpp"
 #include "options.hpp"
+#include "runs/run_stats.hpp"
 
 namespace minidl::digits {
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <thread>
 
-#include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "runs/seeds.hpp"
 
 namespace fs = std::filesystem;
 
@@ -82,7 +82,7 @@ const Declared kOptions[] = {
     {"", "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)",
      nullptr, nullptr},
     {"", "help", "show this help", nullptr, nullptr},
-    // The trainer's tools (lesson/trainer_setup.hpp says what each does).
+    // The trainer's tools (training/trainer_setup.hpp says what each does).
     {"", "optimizer", "sgd, adam or adamw (--lr applies to each)", "sgd", "NAME"},
     {"", "momentum", "SGD's momentum (default 0; not with adam/adamw)", nullptr, "M"},
     {"", "weight-decay", "L2 penalty (sgd, adam) or decoupled decay (adamw); default 0, adamw 0.01", nullptr, "WD"},

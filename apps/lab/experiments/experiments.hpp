@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "lab.hpp"
-#include "lesson/deep_net.hpp"
-#include "norms.hpp"
+#include "models/charlm_norms.hpp"
+#include "models/deep_net.hpp"
 
 namespace minidl::lab {
 
@@ -25,7 +25,7 @@ std::shared_ptr<const Experiment> rms_offset_experiment();
 std::shared_ptr<const Experiment> group_norm_experiment();
 std::shared_ptr<const Experiment> cnn_batch_size_experiment();
 std::shared_ptr<const Experiment> careful_init_experiment();
-// These two need the trainer's optimizer switch (lesson/trainer_setup.hpp).
+// These two need the trainer's optimizer switch (training/trainer_setup.hpp).
 std::shared_ptr<const Experiment> pre_post_norm_experiment();
 std::shared_ptr<const Experiment> adam_norm_experiment();
 // Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").

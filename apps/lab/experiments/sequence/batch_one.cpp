@@ -26,7 +26,7 @@ constexpr int64_t kQuickSteps = 5;
 constexpr size_t kQuickValidation = 250;  // --quick's validation words
 constexpr int64_t kProbeWords = 8;        // validation words fed through the cache, one at a time
 
-std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked}; }
+std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked}; }
 bool is_batch_norm(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
 
 /// A validation word's tokens [0, w1, ..., wn] (the start token, then its letters).

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "lab.hpp"
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 namespace minidl::lab {
 

@@ -15,8 +15,8 @@
 // without at 0..9 (convolutions 1, 3, 5; Linear 9).
 #include <memory>
 
-#include "lesson/deep_net.hpp"
 #include "minidl/nn/sequential.hpp"
+#include "models/deep_net.hpp"
 
 namespace minidl::lesson {
 

@@ -1,4 +1,4 @@
-#include "lesson/trainer_setup.hpp"
+#include "training/trainer_setup.hpp"
 
 #include "minidl/optim/adam.hpp"
 #include "minidl/optim/adamw.hpp"

@@ -1,4 +1,4 @@
-#include "model.hpp"
+#include "models/charlm_model.hpp"
 
 namespace minidl::charlm {
 

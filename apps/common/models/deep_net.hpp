@@ -8,20 +8,22 @@
 
 #include "minidl/nn/sequential.hpp"
 #include "minidl/tensor/generator.hpp"
+#include "models/norm_kind.hpp"
 
 namespace minidl::lesson {
 
 /// The norm layer after each Linear (before its Tanh), or in the CNN after each Conv2d.
-/// Instance (GroupNorm with one channel a group) exists in the CNN only.
-enum class NormKind { None, Batch, Layer, RMS, Group, Instance };
+/// Instance exists in the CNN only; BatchMasked is charlm's.
+using apps::NormKind;
+using apps::short_name;
+constexpr NormKind kNorms[] = {NormKind::None, NormKind::Batch, NormKind::Layer,
+                               NormKind::RMS,  NormKind::Group, NormKind::Instance};
 
-/// The name used on the command line and in files: "none", "batch", "layer", "rms", "group", "instance".
-std::string short_name(NormKind norm);
 /// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm",
 /// "GroupNorm(C, C)" (instance); the CNN's other names: display_name(norm, arch) in arch.hpp.
 std::string display_name(NormKind norm);
-/// The NormKind of a short name; throws UsageError listing the choices for any other.
-NormKind parse_norm(const std::string& name);
+/// The NormKind of a short name of kNorms; throws UsageError listing them for any other.
+inline NormKind parse_norm(const std::string& name) { return apps::parse_norm(name, kNorms); }
 
 struct DeepNetOptions {
   int64_t depth = 8;         // Linear + norm + Tanh blocks

@@ -1,19 +1,18 @@
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-#include "lesson/parallel.hpp"
-#include "stats.hpp"
+#include "training/charlm_stats.hpp"
 
 namespace minidl::charlm {
 
 namespace {
 
-// Words per validation batch, as scripts/charlm_model.py's val_loss: its activations are
-// live at once, and at 250 words they add 40 MB to the program's peak (docs/benchmarks.md).
+// Words per validation batch, as scripts/charlm_model.py's val_loss (batch_size=32): a
+// batch's activations are live at once, so a larger one raises the program's peak memory.
 constexpr int64_t kEvalBatch = 32;
 
 // Batches of training-split positions: each epoch a permutation (Fisher-Yates, as the
@@ -54,6 +53,20 @@ Tensor token_loss(const Tensor& logits, const Batch& batch, Reduction reduction)
   return cross_entropy(logits.reshape({-1, kVocabSize}), batch.y, {.ignore_index = -1, .reduction = reduction});
 }
 
+// The model as DistributedDataParallel calls it, on tokens alone: the batch's mask is set
+// just before each forward.
+class MaskedForward : public nn::Module {
+ public:
+  explicit MaskedForward(std::shared_ptr<CharTransformer> model)
+      : model_(register_module("module", std::move(model))) {}
+  Tensor forward(const Tensor& idx) override { return model_->forward(idx, *mask); }
+  std::string type_name() const override { return "MaskedForward"; }
+  const TokenMask* mask = nullptr;
+
+ private:
+  std::shared_ptr<CharTransformer> model_;
+};
+
 Tensor batch_loss(CharTransformer& model, const Batch& batch, Reduction reduction) {
   return token_loss(model.forward(batch.x, batch.mask), batch, reduction);
 }
@@ -61,7 +74,7 @@ Tensor batch_loss(CharTransformer& model, const Batch& batch, Reduction reductio
 // This rank's words of a global batch, padded to their own longest word; with `batch`, whose
 // statistics cover the padding, to the global batch's longest, as one process pads them.
 Batch shard_batch(const std::vector<std::string>& words, const std::vector<int64_t>& picks, const RunOptions& o) {
-  const lesson::Shard shard = lesson::shard_of(int64_t(picks.size()), o.parallel->rank(), o.parallel->world_size());
+  const apps::Shard shard = apps::shard_of(int64_t(picks.size()), o.parallel->rank(), o.parallel->world_size());
   size_t longest = 0;
   for (int64_t pick : picks) longest = std::max(longest, words[size_t(pick)].size());
   const int64_t length = o.model.norm == NormKind::Batch ? int64_t(longest) + 1 : 0;
@@ -73,15 +86,16 @@ Batch shard_batch(const std::vector<std::string>& words, const std::vector<int64
 // tokens, rank r's mean is scaled by M_r N / M before backward: the averaged gradient is
 // then the global batch's token mean's, as one process computes it, however the tokens fall.
 float forward_backward(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& picks,
-                       const RunOptions& o) {
-  DataParallel* parallel = o.parallel.get();
+                       const RunOptions& o, MaskedForward* masked) {
+  apps::DataParallel* parallel = o.parallel.get();
   if (!parallel) {
     const Tensor loss = batch_loss(model, make_batch(words, picks), Reduction::Mean);
     loss.backward();
     return loss.item();
   }
   const Batch batch = shard_batch(words, picks, o);
-  Tensor loss = token_loss(parallel->forward(batch.x, batch.mask), batch, Reduction::Mean);
+  masked->mask = &batch.mask;
+  Tensor loss = token_loss(parallel->forward(batch.x), batch, Reduction::Mean);
   // This rank's loss sum and tokens, then the batch's: the same on every rank.
   double totals[2] = {double(loss.item()) * double(batch.tokens), double(batch.tokens)};
   parallel->sum(totals);
@@ -115,7 +129,7 @@ std::string failed_at(const RunOptions& o, int64_t step, const std::string& what
 std::string run_name(NormKind norm, Position position) { return short_name(norm) + "-" + short_name(position); }
 
 float evaluate(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& indices,
-               DataParallel* parallel) {
+               apps::DataParallel* parallel) {
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -140,7 +154,8 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
   Generator init(o.seed);
   result.model = std::make_shared<CharTransformer>(o.model, init);
   if (o.init) result.model->load_state_dict(*o.init, /*strict=*/true);
-  if (o.parallel) o.parallel->prepare(result.model);
+  std::shared_ptr<MaskedForward> masked;
+  if (o.parallel) o.parallel->prepare(masked = std::make_shared<MaskedForward>(result.model));
   CharTransformer& model = *result.model;
   const auto per_epoch = steps_per_epoch(int64_t(data.train.size()), o.batch_size);
   auto optimizer = lesson::make_optimizer(o.trainer, o.lr, model.parameters());
@@ -164,7 +179,7 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
     for (int64_t& pick : picks) pick = data.train[size_t(pick)];
     if (stats && records_step(step, o.stats_every, o.steps)) stats->arm(step);
     optimizer->zero_grad();
-    const float loss = forward_backward(model, data.words, picks, o);
+    const float loss = forward_backward(model, data.words, picks, o, masked.get());
     if (stats) stats->before_update();
     optimizer->step();
     if (stats) stats->after_update();

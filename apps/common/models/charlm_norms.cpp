@@ -1,4 +1,4 @@
-#include "norms.hpp"
+#include "models/charlm_norms.hpp"
 
 #if MINIDL_WITH_MPI
 #include "minidl/distributed/sync_batch_norm.hpp"
@@ -52,33 +52,9 @@ std::shared_ptr<nn::Module> make_batch_norm(NormKind kind, int64_t channels, std
   return std::make_shared<MaskedBatchNorm<Batch>>(channels, std::move(mask));
 }
 
-constexpr NormKind kNorms[] = {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked, NormKind::None};
-
 }  // namespace
 
-std::string short_name(NormKind norm) {
-  switch (norm) {
-    case NormKind::Layer:
-      return "layer";
-    case NormKind::Rms:
-      return "rms";
-    case NormKind::Batch:
-      return "batch";
-    case NormKind::BatchMasked:
-      return "batch-masked";
-    case NormKind::None:
-      return "none";
-  }
-  return "?";
-}
-
 std::string short_name(Position position) { return position == Position::Pre ? "pre" : "post"; }
-
-NormKind parse_norm(const std::string& name) {
-  for (NormKind norm : kNorms)
-    if (short_name(norm) == name) return norm;
-  throw UsageError(cat("--norm: unknown norm \"", name, "\": choose from layer, rms, batch, batch-masked, none"));
-}
 
 Position parse_position(const std::string& name) {
   if (name == "pre") return Position::Pre;
@@ -98,15 +74,14 @@ std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shar
   switch (kind) {
     case NormKind::Layer:
       return std::make_shared<nn::LayerNorm>(channels);
-    case NormKind::Rms:
+    case NormKind::RMS:
       return std::make_shared<nn::RMSNorm>(channels);
     case NormKind::Batch:
     case NormKind::BatchMasked:
       return make_batch_norm<nn::BatchNorm1d>(kind, channels, std::move(mask));
-    case NormKind::None:
+    default:  // None; the digits' Group and Instance are not charlm's
       return std::make_shared<Identity>();
   }
-  return nullptr;
 }
 
 }  // namespace minidl::charlm

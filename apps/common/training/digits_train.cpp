@@ -1,4 +1,4 @@
-#include "lesson/train_run.hpp"
+#include "training/digits_train.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "lesson/run_stats.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/nn/utils/clip_grad.hpp"
@@ -14,6 +13,7 @@
 #include "minidl/ops/cross_entropy.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/tensor/error.hpp"
+#include "runs/run_stats.hpp"
 
 namespace minidl::lesson {
 
@@ -64,7 +64,7 @@ std::optional<std::string> non_finite_end(const nn::Module& model, const RunResu
 }
 
 // Rows [shard.begin, shard.end) of a batch tensor (N, ...), copied.
-Tensor rows(const Tensor& t, const Shard& shard) {
+Tensor rows(const Tensor& t, const apps::Shard& shard) {
   Shape shape = t.shape();
   const int64_t row = t.size(0) == 0 ? 0 : t.numel() / t.size(0);
   shape[0] = shard.end - shard.begin;
@@ -77,7 +77,7 @@ Tensor rows(const Tensor& t, const Shard& shard) {
 // the loss over the whole (global) batch. With N ranks each rank's mean loss is weighted by
 // its share of the batch (n_r * N / n), so the averaged gradients are those of the global
 // batch's mean loss, short last batch included.
-float forward_backward(nn::Module& model, const data::Batch& batch, Parallel* parallel) {
+float forward_backward(nn::Module& model, const data::Batch& batch, apps::DataParallel* parallel) {
   if (!parallel) {
     Tensor loss = cross_entropy(model(batch.inputs), batch.targets);
     const float value = loss.item();
@@ -85,10 +85,10 @@ float forward_backward(nn::Module& model, const data::Batch& batch, Parallel* pa
     return value;
   }
   const int64_t n = batch.inputs.size(0);
-  const Shard shard = shard_of(n, parallel->rank(), parallel->world_size());
+  const apps::Shard shard = apps::shard_of(n, parallel->rank(), parallel->world_size());
   const double share = double(shard.end - shard.begin) / double(n);
   Tensor loss = cross_entropy(parallel->forward(rows(batch.inputs, shard)), rows(batch.targets, shard));
-  const float value = float(parallel->sum(double(loss.item()) * share));  // the same on every rank
+  const float value = float(parallel->total(double(loss.item()) * share));  // the same on every rank
   if (!std::isfinite(value)) return value;
   const float weight = float(share * parallel->world_size());
   if (weight != 1.0f) loss = loss * weight;
@@ -100,7 +100,7 @@ float forward_backward(nn::Module& model, const data::Batch& batch, Parallel* pa
 // Whether any process was asked to stop: all of them stop at the same step.
 bool stop_asked(const TrainOptions& o) {
   const bool here = o.stop && o.stop->load(std::memory_order_relaxed);
-  return o.parallel ? o.parallel->sum(here ? 1.0 : 0.0) > 0.0 : here;
+  return o.parallel ? o.parallel->total(here ? 1.0 : 0.0) > 0.0 : here;
 }
 
 }  // namespace
@@ -172,7 +172,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
   auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
   result.model = build_model(o.norm, o.net, o.model, init, dropout_stream);
   if (o.init) result.model->load_state_dict(*o.init, /*strict=*/true);
-  if (o.parallel) result.model = o.parallel->prepare(result.model);
+  if (o.parallel) result.model = std::dynamic_pointer_cast<nn::Sequential>(o.parallel->prepare(result.model));
   nn::Sequential& model = *result.model;
   const std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(o.trainer, o.lr, model.parameters());
   data::DataLoader loader(data::TensorDataset(data.X_train, data.y_train),

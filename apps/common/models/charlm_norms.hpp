@@ -13,16 +13,18 @@
 #include <vector>
 
 #include "minidl/minidl.hpp"
+#include "models/norm_kind.hpp"
 
 namespace minidl::charlm {
 
-enum class NormKind { Layer, Rms, Batch, BatchMasked, None };
+using apps::NormKind;
+using apps::short_name;
+constexpr NormKind kNorms[] = {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked, NormKind::None};
 enum class Position { Pre, Post };  // x + f(norm(x)), or norm(x + f(x))
 
-std::string short_name(NormKind norm);      // "layer", "rms", "batch", "batch-masked", "none"
 std::string short_name(Position position);  // "pre", "post"
-/// The norm named `name`; UsageError listing the choices otherwise.
-NormKind parse_norm(const std::string& name);
+/// The norm of kNorms named `name`; UsageError listing them otherwise.
+inline NormKind parse_norm(const std::string& name) { return apps::parse_norm(name, kNorms, "--norm: "); }
 Position parse_position(const std::string& name);
 
 /// Which of a batch's B x T positions hold a token (the rest are padding), shared by a model

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "norms.hpp"
+#include "models/charlm_norms.hpp"
 
 namespace minidl::charlm {
 

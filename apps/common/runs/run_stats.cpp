@@ -1,14 +1,14 @@
-#include "lesson/run_stats.hpp"
+#include "runs/run_stats.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 
-#include "lesson/train_run.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/conv.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/tensor/error.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::lesson {
 

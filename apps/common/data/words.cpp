@@ -1,4 +1,4 @@
-#include "words.hpp"
+#include "data/words.hpp"
 
 #include <algorithm>
 #include <cstdio>

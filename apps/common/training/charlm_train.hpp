@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "lesson/trainer_setup.hpp"
+#include "data/words.hpp"
 #include "minidl/diagnostics/stats_recorder.hpp"
-#include "model.hpp"
-#include "parallel.hpp"
-#include "words.hpp"
+#include "models/charlm_model.hpp"
+#include "runs/data_parallel.hpp"
+#include "training/trainer_setup.hpp"
 
 namespace minidl::charlm {
 
@@ -35,9 +35,9 @@ struct RunOptions {
   /// per epoch (--batch-order); batches are its consecutive chunks, the short last dropped.
   std::vector<std::vector<int64_t>> batch_order{};
   const std::atomic<bool>* stop = nullptr;  // turns true: the run stops before its next step
-  int64_t stats_every = 0;                  // > 0 (--stats): record the steps stats.hpp's records_step names
-  /// --distributed: the ranks this run trains with (parallel.hpp); null: this process alone.
-  std::shared_ptr<DataParallel> parallel{};
+  int64_t stats_every = 0;                  // > 0 (--stats): record the steps charlm_stats.hpp's records_step names
+  /// --distributed: the ranks this run trains with (runs/data_parallel.hpp); null: this process alone.
+  std::shared_ptr<apps::DataParallel> parallel{};
 };
 
 struct ValPoint {
@@ -72,7 +72,7 @@ inline int64_t epochs_for(int64_t steps, int64_t per_epoch) { return (steps + pe
 /// The mean cross-entropy over the real tokens of words[indices] in eval mode, in batches
 /// (with parallel: the ranks take the batches in turn, with rank 0's buffers).
 float evaluate(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& indices,
-               DataParallel* parallel = nullptr);
+               apps::DataParallel* parallel = nullptr);
 
 using ProgressCallback = std::function<void(const RunResult& run, int64_t step, int64_t steps)>;
 /// Trains one run; a run whose loss turns NaN or infinite, or that is interrupted, comes back

@@ -1,4 +1,4 @@
-#include "lesson/deep_net.hpp"
+#include "models/deep_net.hpp"
 
 #include <array>
 
@@ -14,21 +14,6 @@ namespace minidl::lesson {
 
 namespace {
 
-struct NormNames {
-  NormKind norm;
-  const char* short_name;
-  const char* display_name;
-};
-
-constexpr std::array<NormNames, 6> kNorms{{{NormKind::None, "none", "no normalization"},
-                                           {NormKind::Batch, "batch", "BatchNorm1d"},
-                                           {NormKind::Layer, "layer", "LayerNorm"},
-                                           {NormKind::RMS, "rms", "RMSNorm"},
-                                           {NormKind::Group, "group", "GroupNorm"},
-                                           {NormKind::Instance, "instance", "GroupNorm(C, C)"}}};
-
-const NormNames& names_of(NormKind norm) { return kNorms[size_t(norm)]; }
-
 std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& options) {
   switch (norm) {
     case NormKind::Batch:
@@ -40,8 +25,7 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& optio
       return std::make_shared<nn::RMSNorm>(options.width);
     case NormKind::Group:
       return std::make_shared<nn::GroupNorm>(options.groups, options.width);
-    case NormKind::None:
-    case NormKind::Instance:
+    default:  // None adds no layer; Instance is the CNN's, BatchMasked charlm's
       break;
   }
   return nullptr;
@@ -55,13 +39,10 @@ void scale_weight(nn::Linear& linear, double scale) {
 
 }  // namespace
 
-std::string short_name(NormKind norm) { return names_of(norm).short_name; }
-std::string display_name(NormKind norm) { return names_of(norm).display_name; }
-
-NormKind parse_norm(const std::string& name) {
-  for (const NormNames& n : kNorms)
-    if (name == n.short_name) return n.norm;
-  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, rms, group, instance"));
+std::string display_name(NormKind norm) {
+  constexpr std::array<const char*, 6> kNames{"no normalization", "BatchNorm1d", "LayerNorm",
+                                              "RMSNorm",          "GroupNorm",   "GroupNorm(C, C)"};
+  return kNames.at(size_t(norm));
 }
 
 std::shared_ptr<nn::Sequential> deep_net(NormKind norm, const DeepNetOptions& options, Generator& gen) {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "minidl/minidl.hpp"
-#include "norms.hpp"
+#include "models/charlm_norms.hpp"
 
 namespace minidl::charlm {
 

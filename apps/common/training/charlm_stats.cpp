@@ -1,8 +1,8 @@
-#include "stats.hpp"
+#include "training/charlm_stats.hpp"
 
 #include <cstdio>
 
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
 

@@ -1,14 +1,14 @@
-#include "lesson/arch.hpp"
+#include "models/arch.hpp"
 
 #include <array>
 
-#include "lesson/cnn.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/init.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/nn/norm/rms_norm.hpp"
 #include "minidl/nn/residual.hpp"
+#include "models/cnn.hpp"
 
 namespace minidl::lesson {
 namespace {

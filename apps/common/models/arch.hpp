@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
-#include "lesson/deep_net.hpp"
 #include "minidl/nn/sequential.hpp"
 #include "minidl/tensor/generator.hpp"
+#include "models/deep_net.hpp"
 
 namespace minidl::lesson {
 

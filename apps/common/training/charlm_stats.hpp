@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "minidl/diagnostics/stats_recorder.hpp"
-#include "model.hpp"
+#include "models/charlm_model.hpp"
 
 namespace minidl::charlm {
 

@@ -1,4 +1,4 @@
-#include "lesson/seeds.hpp"
+#include "runs/seeds.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "lesson/cnn.hpp"
+#include "models/cnn.hpp"
 
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/conv.hpp"
@@ -24,6 +24,7 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, int64_t channels, int64_t g
       return std::make_shared<nn::GroupNorm>(channels, channels);
     case NormKind::None:
     case NormKind::RMS:
+    case NormKind::BatchMasked:
       break;
   }
   return nullptr;

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "data/digits.hpp"
-#include "lesson/arch.hpp"
-#include "lesson/deep_net.hpp"
-#include "lesson/parallel.hpp"
-#include "lesson/trainer_setup.hpp"
 #include "minidl/diagnostics/stats_recorder.hpp"
 #include "minidl/nn/module.hpp"
+#include "models/arch.hpp"
+#include "models/deep_net.hpp"
+#include "runs/data_parallel.hpp"
+#include "training/trainer_setup.hpp"
 
 namespace minidl::lesson {
 
@@ -29,7 +29,7 @@ struct TrainOptions {
   ModelOptions model{};  // --arch, --blocks, --dropout, --init
   int64_t epochs = 5;
   double lr = 0.05;        // SGD without momentum unless `trainer` says otherwise
-  TrainerSetup trainer{};  // optimizer, schedule, clipping (lesson/trainer_setup.hpp)
+  TrainerSetup trainer{};  // optimizer, schedule, clipping (training/trainer_setup.hpp)
   int64_t batch_size = 64;
   bool drop_last = false;  // false: the short last batch is kept, as the lesson does
   /// Set: train exactly this many optimizer steps, as many epochs as that takes (the last one
@@ -44,12 +44,12 @@ struct TrainOptions {
   /// When set and it turns true, the run stops before its next step (Ctrl-C): its result
   /// says it was interrupted.
   const std::atomic<bool>* stop = nullptr;
-  /// > 0: record the layers' statistics (lesson/run_stats.hpp) every stats_every-th step and
+  /// > 0: record the layers' statistics (runs/run_stats.hpp) every stats_every-th step and
   /// at the end of each epoch, into RunResult::stats (--stats). 0: no recorder at all.
   int64_t stats_every = 0;
   /// Data-parallel training over several processes (--distributed); null: this process
-  /// alone. batch_size is then the global batch, split across the ranks (lesson/parallel.hpp).
-  std::shared_ptr<Parallel> parallel{};
+  /// alone. batch_size is then the global batch, split across the ranks (runs/data_parallel.hpp).
+  std::shared_ptr<apps::DataParallel> parallel{};
 };
 
 /// The loss of one optimizer step (epochs and steps count from 1; step runs across epochs).
