@@ -25,33 +25,18 @@ std::string refusal(bool built_with_mpi) {
 
 #if MINIDL_WITH_MPI
 
-// The model as DistributedDataParallel calls it, on tokens alone: the batch's mask is set
-// just before each forward.
-class MaskedForward : public nn::Module {
- public:
-  explicit MaskedForward(std::shared_ptr<CharTransformer> model)
-      : model_(register_module("module", std::move(model))) {}
-  Tensor forward(const Tensor& idx) override { return model_->forward(idx, *mask); }
-  std::string type_name() const override { return "MaskedForward"; }
-  const TokenMask* mask = nullptr;
-
- private:
-  std::shared_ptr<CharTransformer> model_;
-};
-
 class MpiDataParallel : public DataParallel {
  public:
   int rank() const override { return distributed::rank(); }
   int world_size() const override { return distributed::world_size(); }
   void prepare(const std::shared_ptr<CharTransformer>& model) override {
-    model_ = std::make_shared<MaskedForward>(model);
+    model_ = model;
     // Gradients as views into the buckets: the same values as copied ones, one copy fewer.
     ddp_ = std::make_shared<distributed::DistributedDataParallel>(
         model_, distributed::DistributedDataParallelOptions{.gradient_as_bucket_view = true});
   }
   Tensor forward(const Tensor& idx, const TokenMask& mask) override {
-    model_->mask = &mask;
-    return (*ddp_)(idx);
+    return ddp_->forward<CharTransformer>(idx, mask);
   }
   void reduce_gradients() override { ddp_->reduce_gradients(); }
   void sum(std::span<double> values) override { distributed::all_reduce(values); }
@@ -60,7 +45,7 @@ class MpiDataParallel : public DataParallel {
   }
 
  private:
-  std::shared_ptr<MaskedForward> model_;
+  std::shared_ptr<CharTransformer> model_;
   std::shared_ptr<distributed::DistributedDataParallel> ddp_;
 };
 

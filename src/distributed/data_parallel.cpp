@@ -122,8 +122,12 @@ void DistributedDataParallel::broadcast_buffers() {
   unpack(buffer_, buffers);
 }
 
-Tensor DistributedDataParallel::forward(const Tensor& input) {
+void DistributedDataParallel::before_forward() {
   if (options_.broadcast_buffers && grad_enabled()) broadcast_buffers();
+}
+
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  before_forward();
   return module_->forward(input);
 }
 

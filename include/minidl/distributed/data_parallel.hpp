@@ -15,6 +15,7 @@
 // produces them in), packed into buffers of at most bucket_bytes, one allreduce per bucket.
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "minidl/nn/module.hpp"
@@ -39,6 +40,14 @@ class DistributedDataParallel : public nn::Module {
   /// With broadcast_buffers and grad mode on, every buffer takes rank 0's values first (so
   /// BatchNorm's running statistics are rank 0's), then the module runs.
   Tensor forward(const Tensor& input) override;
+  /// The same for a module whose forward takes more than the input (a mask beside it, as
+  /// PyTorch's DDP passes forward(*inputs, **kwargs) on): ddp.forward<Model>(idx, mask) calls
+  /// the module's forward(idx, mask), the wrapped module being a Model.
+  template <typename M, typename... Args>
+  Tensor forward(Args&&... args) {
+    before_forward();
+    return dynamic_cast<M&>(*module_).forward(std::forward<Args>(args)...);
+  }
   std::string type_name() const override { return "DistributedDataParallel"; }
 
   /// Replaces every parameter's gradient by its average over the ranks, one allreduce per
@@ -52,6 +61,7 @@ class DistributedDataParallel : public nn::Module {
   const std::vector<std::vector<size_t>>& buckets() const { return buckets_; }
 
  private:
+  void before_forward();
   void broadcast_buffers();
   void make_bucket_views();
 
