@@ -1,8 +1,9 @@
 // nn::MultiheadAttention: parameters, init and repr as PyTorch's, masks of both kinds
-// (AttentionMask::ignored: true = ignored), weights, layouts, errors, PyTorch's fixtures (scripts/fixtures/attention.py) and
-// finite differences.
+// (AttentionMask::ignored: true = ignored), weights, layouts, errors, PyTorch's fixtures
+// (scripts/fixtures/attention.py) and finite differences.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "minidl/autograd/node.hpp"
 #include "minidl/nn/attention/multihead_attention.hpp"
@@ -114,14 +115,19 @@ TEST_CASE("MultiheadAttention: self-attention without weights runs the packed op
   MultiheadAttention mha(MultiheadAttentionOptions(6, 3).batch_first(true), gen);
   const Tensor x = Tensor::randn({2, 4, 6}, gen);
   const AttentionMask causal = AttentionMask::ignored(triu(Tensor::ones({4, 4}), 1));
-  const auto made_by_packed_op = [](const Tensor& y) {  // out_proj's input came from self_attention_packed
-    for (const auto& input : y.grad_fn()->inputs)
-      if (input && input->grad_fn && input->grad_fn->name == "SelfAttentionPacked") return true;
+  // Whether self_attention_packed is among the ops y's graph recorded.
+  const std::function<bool(const Node*)> recorded = [&](const Node* node) {
+    if (!node) return false;
+    if (node->name == "SelfAttentionPacked") return true;
+    for (const auto& input : node->inputs)
+      if (input && recorded(input->grad_fn.get())) return true;
     return false;
   };
+  const auto made_by_packed_op = [&](const Tensor& y) { return recorded(y.grad_fn().get()); };
   for (bool is_causal : {true, false}) {
     INFO("is_causal " << is_causal);
-    const MhaCall packed{.need_weights = false, .attn_mask = is_causal ? causal : AttentionMask(), .is_causal = is_causal};
+    const MhaCall packed{
+        .need_weights = false, .attn_mask = is_causal ? causal : AttentionMask(), .is_causal = is_causal};
     const Tensor fast = mha.forward(x, x, x, packed).output;
     CHECK(made_by_packed_op(fast));
     const nn::MhaResult sdpa = mha.forward(x, x, x, {.attn_mask = is_causal ? causal : AttentionMask()});

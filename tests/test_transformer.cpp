@@ -28,8 +28,8 @@ TransformerEncoderLayerOptions fixture_layer_options(const nlohmann::json& o) {
 std::pair<AttentionMask, AttentionMask> fixture_masks(const minidl::testing::Fixture& fx) {
   const std::string kind = fx.options()["src_mask"];
   const AttentionMask mask = kind == "causal"    ? AttentionMask::additive(fx["attn_mask"])
-                       : kind == "boolean" ? AttentionMask::ignored(fx["attn_mask"])
-                                           : AttentionMask();
+                             : kind == "boolean" ? AttentionMask::ignored(fx["attn_mask"])
+                                                 : AttentionMask();
   const bool padded = fx.options()["src_key_padding_mask"];
   return {mask, padded ? AttentionMask::ignored(fx["key_padding_mask"]) : AttentionMask()};
 }
@@ -92,9 +92,11 @@ TEST_CASE("fixtures: a pre-norm TransformerEncoder with a final norm matches PyT
 TEST_CASE("TransformerEncoder's layers start as copies of the first, as PyTorch's deep copies", "[transformer]") {
   Generator gen(3), same(3);
   nn::TransformerEncoder encoder(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), 3, nullptr, gen);
-  const nn::StateDict first = encoder.layers->at<nn::TransformerEncoderLayer>(0).state_dict(), third = encoder.layers->at<nn::TransformerEncoderLayer>(2).state_dict();
+  const nn::StateDict first = encoder.layers->at<nn::TransformerEncoderLayer>(0).state_dict(),
+                      third = encoder.layers->at<nn::TransformerEncoderLayer>(2).state_dict();
   for (size_t i = 0; i < first.size(); ++i) check_close(third[i].value, first[i].value, 0, 0);
-  CHECK(!encoder.layers->at<nn::TransformerEncoderLayer>(0).linear1->weight.same(encoder.layers->at<nn::TransformerEncoderLayer>(2).linear1->weight));  // copies, not shared
+  CHECK(!encoder.layers->at<nn::TransformerEncoderLayer>(0).linear1->weight.same(
+      encoder.layers->at<nn::TransformerEncoderLayer>(2).linear1->weight));  // copies, not shared
   // Only the first layer drew from gen: one layer built from the same seed is that layer.
   nn::TransformerEncoderLayer one(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), same);
   check_close(one.linear2->weight, encoder.layers->at<nn::TransformerEncoderLayer>(1).linear2->weight, 0, 0);

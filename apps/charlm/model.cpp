@@ -57,9 +57,7 @@ CharTransformer::CharTransformer(const ModelOptions& o, Generator& gen) : option
       register_module("lm_head", std::make_shared<nn::Linear>(nn::LinearOptions(o.width, kVocabSize).bias(false), gen));
 }
 
-Tensor CharTransformer::norm_f(const Tensor& x, const TokenMask* mask) {
-  return ln_f ? normalize(*ln_f, x, mask) : x;
-}
+Tensor CharTransformer::norm_f(const Tensor& x, const TokenMask* mask) { return ln_f ? normalize(*ln_f, x, mask) : x; }
 
 Tensor CharTransformer::run(const Tensor& idx, const TokenMask* mask) {
   const int64_t t = idx.size(1);

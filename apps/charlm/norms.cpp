@@ -44,8 +44,8 @@ class MaskedBatchNorm : public Batch, public TakesMask {
   Tensor forward(const Tensor& x, const TokenMask& mask) override {
     const int64_t channels = x.size(-1);
     const Tensor real = embedding(mask.real_rows, x.reshape({-1, channels}));  // (M, C)
-    const Tensor normed = Batch::forward(real);                               // (M, C)
-    const Tensor with_zero = cat({normed, Tensor::zeros({1, channels})}, 0);  // (M+1, C)
+    const Tensor normed = Batch::forward(real);                                // (M, C)
+    const Tensor with_zero = cat({normed, Tensor::zeros({1, channels})}, 0);   // (M+1, C)
     return embedding(mask.output_rows, with_zero).reshape(x.shape());
   }
 };

@@ -11,12 +11,13 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderLayerOptions& lay
   Generator copies_stream(0);  // the copies' own draws are overwritten: gen sees one layer's
   const auto first = layers->append(std::make_shared<TransformerEncoderLayer>(layer, gen));
   for (int64_t i = 1; i < num_layers; ++i)
-    layers->append(std::make_shared<TransformerEncoderLayer>(layer, copies_stream))->load_state_dict(first->state_dict());
+    layers->append(std::make_shared<TransformerEncoderLayer>(layer, copies_stream))
+        ->load_state_dict(first->state_dict());
   if (norm) register_module("norm", norm);
 }
 
-Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask, const AttentionMask& src_key_padding_mask,
-                                   bool is_causal) {
+Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
+                                   const AttentionMask& src_key_padding_mask, bool is_causal) {
   Tensor x = src;
   for (int64_t i = 0; i < layers->size(); ++i)
     x = layers->at<TransformerEncoderLayer>(i).forward(x, mask, src_key_padding_mask, is_causal);

@@ -33,8 +33,9 @@ namespace {
 
 void check_operands(const Tensor& q, const Tensor& k) {
   if (q.dim() < 2 || k.dim() < 2 || q.size(-1) != k.size(-1))
-    throw Error(cat("scaled_dot_product_attention: expected query (..., L, E) and key (..., S, E) with the same E, got query ",
-                    to_string(q.shape()), " and key ", to_string(k.shape())));
+    throw Error(
+        cat("scaled_dot_product_attention: expected query (..., L, E) and key (..., S, E) with the same E, got query ",
+            to_string(q.shape()), " and key ", to_string(k.shape())));
 }
 
 // The mask must broadcast to the scores' shape itself, not merely with it.
@@ -48,8 +49,8 @@ void check_mask_shape(const Tensor& mask, const Shape& scores) {
     }
   }
   if (!fits)
-    throw Error(cat("scaled_dot_product_attention: expected attn_mask broadcastable to the scores' shape ", to_string(scores),
-                    " (..., L, S), got ", to_string(mask.shape())));
+    throw Error(cat("scaled_dot_product_attention: expected attn_mask broadcastable to the scores' shape ",
+                    to_string(scores), " (..., L, S), got ", to_string(mask.shape())));
 }
 
 // is_causal: query i attends to keys 0..i, the lower triangle of (L, S) aligned top-left.

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "minidl/nn/containers.hpp"
 #include "minidl/nn/module.hpp"
 
 namespace minidl::distributed {
@@ -42,11 +43,12 @@ class DistributedDataParallel : public nn::Module {
   Tensor forward(const Tensor& input) override;
   /// The same for a module whose forward takes more than the input (a mask beside it, as
   /// PyTorch's DDP passes forward(*inputs, **kwargs) on): ddp.forward<Model>(idx, mask) calls
-  /// the module's forward(idx, mask), the wrapped module being a Model.
+  /// the module's forward(idx, mask); a module of another type is an error naming it.
   template <typename M, typename... Args>
   Tensor forward(Args&&... args) {
     before_forward();
-    return dynamic_cast<M&>(*module_).forward(std::forward<Args>(args)...);
+    return nn::module_as<M>(*module_, "DistributedDataParallel::forward: the module")
+        .forward(std::forward<Args>(args)...);
   }
   std::string type_name() const override { return "DistributedDataParallel"; }
 

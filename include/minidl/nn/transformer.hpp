@@ -94,7 +94,7 @@ class TransformerEncoder : public Module {
   std::string type_name() const override { return "TransformerEncoder"; }
 
   std::shared_ptr<ModuleList> layers;  // of TransformerEncoderLayer
-  std::shared_ptr<LayerNorm> norm;  // null without a final norm
+  std::shared_ptr<LayerNorm> norm;     // null without a final norm
 };
 
 }  // namespace minidl::nn

@@ -68,15 +68,16 @@ MhaResult MultiheadAttention::forward(const Tensor& query, const Tensor& key, co
   MhaResult result;
   Tensor heads;  // (N, L, E): the heads side by side
   if (takes_packed_path(query, key, value, call)) {
-    heads = self_attention_packed(linear(layout.to_batch_first(query), in_proj_weight, in_proj_bias), H,
-                                  call.is_causal);
+    heads =
+        self_attention_packed(linear(layout.to_batch_first(query), in_proj_weight, in_proj_bias), H, call.is_causal);
   } else {
     const Tensor q = split_heads(project(layout.to_batch_first(query), in_proj_weight, in_proj_bias, 0, E), H);
     const Tensor k = split_heads(project(layout.to_batch_first(key), in_proj_weight, in_proj_bias, 1, E), H);
     const Tensor v = split_heads(project(layout.to_batch_first(value), in_proj_weight, in_proj_bias, 2, E), H);
     const AttentionOptions attention{.attn_mask = mask.defined() ? AttentionMask::additive(mask) : AttentionMask(),
                                      .dropout_p = is_training() ? options_.dropout() : 0.0};
-    heads = merge_heads(scaled_dot_product_attention(q, k, v, attention, call.need_weights ? &result.weights : nullptr));
+    heads =
+        merge_heads(scaled_dot_product_attention(q, k, v, attention, call.need_weights ? &result.weights : nullptr));
     if (call.need_weights)  // (N, H, L, S)
       result.weights = layout.weights_out(call.average_attn_weights ? mean(result.weights, {1}) : result.weights);
   }
