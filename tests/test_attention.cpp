@@ -98,7 +98,7 @@ TEST_CASE("scaled_dot_product_attention refuses bad shapes and masks, naming the
   REQUIRE_THROWS_WITH(
       scaled_dot_product_attention(q, k, v, {.attn_mask = AttentionMask::boolean(Tensor::full({5}, 0.5f))}),
       Contains("attention: expected a boolean mask of 0s and 1s (minidl's masks are float32, 1 for "
-               "true), got 0.5 at flat index 0 of the mask of shape [5]"));
+               "true = takes part), got 0.5 at flat index 0 of the mask of shape [5]"));
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, v, {.dropout_p = 1.5}),
                       Contains("dropout probability has to be between 0 and 1, but got 1.5"));
 }

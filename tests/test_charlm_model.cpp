@@ -105,7 +105,7 @@ TEST_CASE("charlm model: the key/value cache gives a full forward's logits, ever
         steps.push_back(model.step(Tensor::full({1, 1}, prefix[size_t(i)]), i, cache).reshape({1, 1, kVocabSize}));
       check_close(cat(steps, 1), full, kAtol, kRtol);
       CHECK(cache.size() == 2);
-      CHECK(cache[0].keys.shape() == Shape{1, 2, t, 8});
+      CHECK(cache[0].qkv.shape() == Shape{1, t, 3 * 16});  // every position's q, k, v (C = 16)
     }
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("charlm Block: pre-norm x + f(ln(x)) and post-norm ln(x + f(x)), each 
   for (Position position : {Position::Pre, Position::Post}) {
     INFO(short_name(position));
     Generator gen(6);
-    Block block(small_model(NormKind::Layer, position), std::make_shared<TokenMask>(), gen);
+    Block block(small_model(NormKind::Layer, position), gen);
     // Both LayerNorms' affine parameters away from 1 and 0, each its own, and an input far
     // from normalized (mean 1, std 3): the two orders, and ln_1 against ln_2, then differ
     // by far more than rounding.

@@ -15,6 +15,7 @@
 #include "minidl/io/safetensors.hpp"
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/attention/multihead_attention.hpp"
+#include "minidl/nn/containers.hpp"
 #include "minidl/nn/conv.hpp"
 #include "minidl/nn/dropout.hpp"
 #include "minidl/nn/embedding.hpp"

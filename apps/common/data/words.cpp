@@ -114,8 +114,7 @@ Batch make_batch(const std::vector<std::string>& words, const std::vector<int64_
   for (int64_t at = 0, row = 0; at < b * t; ++at)
     output_rows[size_t(at)] = row < m && real_rows[size_t(row)] == float(at) ? float(row++) : float(m);
   Batch batch{.x = Tensor::from_vector(x, {b, t}), .y = Tensor::from_vector(y, {b * t}), .mask = {}, .tokens = m};
-  batch.mask = {.active = true,
-                .real_rows = Tensor::from_vector(real_rows, {m}),
+  batch.mask = {.real_rows = Tensor::from_vector(real_rows, {m}),
                 .output_rows = Tensor::from_vector(output_rows, {b * t})};
   return batch;
 }

@@ -9,11 +9,12 @@
 //   logits = lm_head(x)                                     (B, T, V)
 //
 // attn is causal self-attention with H heads of C / H channels; mlp is c_fc (4C), GELU
-// (tanh approximation, makemore's NewGELU), c_proj. Generation runs one token at a time
-// through step(), keeping each block's keys and values in a KVCache.
+// (tanh approximation, makemore's NewGELU), c_proj. The model is torch.nn's composition in
+// minidl's modules (ModuleDict, ModuleList, Embedding, Linear, the norms) and one fused call,
+// self_attention_packed. Generation runs one token at a time through step(), each block's
+// keys and values in the library's KVCache.
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "minidl/minidl.hpp"
 #include "models/charlm_norms.hpp"
@@ -33,20 +34,14 @@ struct ModelOptions {
   bool sync_batch_norm = false;  // --sync-bn: the BatchNorms as SyncBatchNorm (norms.hpp)
 };
 
-/// One block's keys and values so far, (B, H, t, D) each; undefined before the first step.
-struct LayerCache {
-  Tensor keys, values;
-};
-using KVCache = std::vector<LayerCache>;  // one per block
-
 class CausalSelfAttention : public nn::Module {
  public:
   CausalSelfAttention(int64_t width, int64_t heads, Generator& gen);
   /// (B, T, C) -> (B, T, C), each position attending to itself and those before it.
   Tensor forward(const Tensor& x) override;
-  /// (B, 1, C), the next position: its key and value are appended to cache, its query
-  /// attends to every cached position.
-  Tensor forward_cached(const Tensor& x, LayerCache& cache);
+  /// (B, L, C), the next positions: the library's cached call appends them to cache and lets
+  /// each attend to every position so far.
+  Tensor forward(const Tensor& x, LayerCache& cache);
   std::string type_name() const override { return "CausalSelfAttention"; }
 
   std::shared_ptr<nn::Linear> c_attn;  // (3C, C): q, k, v
@@ -56,21 +51,21 @@ class CausalSelfAttention : public nn::Module {
   Tensor* weights_out = nullptr;
 
  private:
-  Tensor split_heads(const Tensor& x) const;  // (B, T, C) -> (B, H, T, D)
-  Tensor merge_heads(const Tensor& y) const;  // (B, H, T, D) -> (B, T, C)
   int64_t heads_;
 };
 
 class Block : public nn::Module {
  public:
-  Block(const ModelOptions& options, const std::shared_ptr<const TokenMask>& mask, Generator& gen);
-  Tensor forward(const Tensor& x) override;
-  Tensor forward_cached(const Tensor& x, LayerCache& cache);
+  Block(const ModelOptions& options, Generator& gen);
+  Tensor forward(const Tensor& x) override { return forward(x, nullptr); }
+  /// mask: the batch's real positions, for the batch-masked norms (null: every one is real).
+  Tensor forward(const Tensor& x, const TokenMask* mask);
+  Tensor forward(const Tensor& x, LayerCache& cache);
   std::string type_name() const override { return "Block"; }
 
  private:
   template <typename Attention>
-  Tensor run(const Tensor& x, Attention&& attention);
+  Tensor run(const Tensor& x, const TokenMask* mask, Attention&& attention);
   Tensor mlp(const Tensor& x);
 
   Position position_;
@@ -86,23 +81,24 @@ class CharTransformer : public nn::Module {
   CharTransformer(const ModelOptions& options, Generator& gen);
 
   /// idx (B, T) tokens -> logits (B, T, V), every position real.
-  Tensor forward(const Tensor& idx) override;
+  Tensor forward(const Tensor& idx) override { return run(idx, nullptr); }
   /// The same with the batch's padding marked: batch-masked norms see only the real rows.
-  Tensor forward(const Tensor& idx, const TokenMask& mask);
+  Tensor forward(const Tensor& idx, const TokenMask& mask) { return run(idx, &mask); }
   /// The logits (B, V) of the next token after `tokens` (B, 1) at `position`, through the
-  /// cache (empty at position 0).
+  /// cache (empty at position 0). Generation records no graph: call it under NoGradGuard.
   Tensor step(const Tensor& tokens, int64_t position, KVCache& cache);
   std::string type_name() const override { return "Transformer"; }
   const ModelOptions& options() const { return options_; }
 
  private:
-  Tensor run_blocks(const Tensor& idx);
+  Tensor run(const Tensor& idx, const TokenMask* mask);
+  Tensor norm_f(const Tensor& x, const TokenMask* mask);
 
   ModelOptions options_;
-  std::shared_ptr<TokenMask> mask_;  // what the batch-masked norms read
+  std::shared_ptr<nn::ModuleDict> transformer;  // wte, wpe, h, ln_f
   std::shared_ptr<nn::Embedding> wte, wpe;
-  std::vector<std::shared_ptr<Block>> blocks_;
-  std::shared_ptr<nn::Module> ln_f;  // null: post-norm, or no norm
+  std::shared_ptr<nn::ModuleList> h;  // the blocks
+  std::shared_ptr<nn::Module> ln_f;   // null: post-norm, or no norm
   std::shared_ptr<nn::Linear> lm_head;
 };
 

@@ -25,31 +25,35 @@ class ChannelsLastBatchNorm : public Batch {
   Tensor forward(const Tensor& x) override { return permute(Batch::forward(permute(x, {0, 2, 1})), {0, 2, 1}); }
 };
 
+// The norms whose forward takes the batch's mask.
+class TakesMask {
+ public:
+  virtual ~TakesMask() = default;
+  virtual Tensor forward(const Tensor& x, const TokenMask& mask) = 0;
+};
+
 // BatchNorm1d(C) on the real positions' rows only: gathered (M, C), normalized, and put back
 // in place, padding rows zero (a zero row appended, then gathered again), so the gradient
-// reaches exactly the real positions. As SyncBatchNorm: the real rows of every rank.
+// reaches exactly the real positions. Without a mask, on every position's row. As
+// SyncBatchNorm: the real rows of every rank.
 template <typename Batch>
-class MaskedBatchNorm : public Batch {
+class MaskedBatchNorm : public Batch, public TakesMask {
  public:
-  MaskedBatchNorm(int64_t channels, std::shared_ptr<const TokenMask> mask) : Batch(channels), mask_(std::move(mask)) {}
-  Tensor forward(const Tensor& x) override {
+  explicit MaskedBatchNorm(int64_t channels) : Batch(channels) {}
+  Tensor forward(const Tensor& x) override { return Batch::forward(x.reshape({-1, x.size(-1)})).reshape(x.shape()); }
+  Tensor forward(const Tensor& x, const TokenMask& mask) override {
     const int64_t channels = x.size(-1);
-    const Tensor rows = x.reshape({-1, channels});  // (B*T, C)
-    if (!mask_->active) return Batch::forward(rows).reshape(x.shape());
-    const Tensor real = embedding(mask_->real_rows, rows);                    // (M, C)
-    const Tensor normed = Batch::forward(real);                               // (M, C)
-    const Tensor with_zero = cat({normed, Tensor::zeros({1, channels})}, 0);  // (M+1, C)
-    return embedding(mask_->output_rows, with_zero).reshape(x.shape());
+    const Tensor real = embedding(mask.real_rows, x.reshape({-1, channels}));  // (M, C)
+    const Tensor normed = Batch::forward(real);                                // (M, C)
+    const Tensor with_zero = cat({normed, Tensor::zeros({1, channels})}, 0);   // (M+1, C)
+    return embedding(mask.output_rows, with_zero).reshape(x.shape());
   }
-
- private:
-  std::shared_ptr<const TokenMask> mask_;
 };
 
 template <typename Batch>
-std::shared_ptr<nn::Module> make_batch_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask) {
+std::shared_ptr<nn::Module> make_batch_norm(NormKind kind, int64_t channels) {
   if (kind == NormKind::Batch) return std::make_shared<ChannelsLastBatchNorm<Batch>>(channels);
-  return std::make_shared<MaskedBatchNorm<Batch>>(channels, std::move(mask));
+  return std::make_shared<MaskedBatchNorm<Batch>>(channels);
 }
 
 }  // namespace
@@ -62,11 +66,10 @@ Position parse_position(const std::string& name) {
   throw UsageError(cat("--norm-position: unknown position \"", name, "\": choose from pre, post"));
 }
 
-std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask,
-                                      bool sync) {
+std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, bool sync) {
   if (sync && (kind == NormKind::Batch || kind == NormKind::BatchMasked)) {
 #if MINIDL_WITH_MPI
-    return make_batch_norm<distributed::SyncBatchNorm>(kind, channels, std::move(mask));
+    return make_batch_norm<distributed::SyncBatchNorm>(kind, channels);
 #else
     throw Error("charlm: SyncBatchNorm needs minidl built with MPI");
 #endif
@@ -78,10 +81,16 @@ std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shar
       return std::make_shared<nn::RMSNorm>(channels);
     case NormKind::Batch:
     case NormKind::BatchMasked:
-      return make_batch_norm<nn::BatchNorm1d>(kind, channels, std::move(mask));
+      return make_batch_norm<nn::BatchNorm1d>(kind, channels);
     default:  // None; the digits' Group and Instance are not charlm's
       return std::make_shared<Identity>();
   }
+}
+
+Tensor normalize(nn::Module& norm, const Tensor& x, const TokenMask* mask) {
+  auto* masked = mask ? dynamic_cast<TakesMask*>(&norm) : nullptr;
+  if (!masked) return norm(x);
+  return norm.call(x, [&](const Tensor& in) { return masked->forward(in, *mask); });
 }
 
 }  // namespace minidl::charlm

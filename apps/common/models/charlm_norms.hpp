@@ -27,18 +27,19 @@ std::string short_name(Position position);  // "pre", "post"
 inline NormKind parse_norm(const std::string& name) { return apps::parse_norm(name, kNorms, "--norm: "); }
 Position parse_position(const std::string& name);
 
-/// Which of a batch's B x T positions hold a token (the rest are padding), shared by a model
-/// and its batch-masked norms. Inactive: every position is real.
+/// Which of a batch's B x T positions hold a token (the rest are padding): a forward argument
+/// of the model, its blocks and their norms.
 struct TokenMask {
-  bool active = false;
   Tensor real_rows;    // (M) flat positions b * T + t of the real tokens, in order
   Tensor output_rows;  // (B * T) for each position its row among the M real ones, M for padding
 };
 
-/// A fresh norm of `kind` over C channels; batch-masked reads the mask as it is at each forward.
-/// sync (--sync-bn): batch and batch-masked as SyncBatchNorm, their statistics over every
-/// rank's positions (or real positions): BatchNorm over the global batch.
-std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, std::shared_ptr<const TokenMask> mask,
-                                      bool sync = false);
+/// A fresh norm of `kind` over C channels. sync (--sync-bn): batch and batch-masked as
+/// SyncBatchNorm, their statistics over every rank's positions (or real positions): BatchNorm
+/// over the global batch.
+std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, bool sync = false);
+/// norm(x) for x (B, T, C), through the norm's hooks. A batch-masked norm takes the mask
+/// (null: every position real) and normalizes the real positions only; the others need none.
+Tensor normalize(nn::Module& norm, const Tensor& x, const TokenMask* mask);
 
 }  // namespace minidl::charlm

@@ -8,6 +8,7 @@
 // process sees at that global batch size, in the same order.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -25,8 +26,9 @@ class DataParallel {
   /// 0's parameters and buffers on every rank. forward below trains it.
   virtual std::shared_ptr<nn::Module> prepare(std::shared_ptr<nn::Module> model) = 0;
   /// The model's training forward on this rank's shard (rank 0's buffers first, as
-  /// PyTorch's broadcast_buffers).
-  virtual Tensor forward(const Tensor& input) = 0;
+  /// PyTorch's broadcast_buffers): forward_of runs the prepared model's forward, with whatever
+  /// it takes beside the input (charlm's padding mask).
+  virtual Tensor forward(const std::function<Tensor(nn::Module&)>& forward_of) = 0;
   /// After backward: every gradient averaged over the ranks.
   virtual void reduce_gradients() = 0;
   /// Each value replaced by its sum over the ranks, on every rank.

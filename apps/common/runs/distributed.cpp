@@ -65,7 +65,9 @@ class MpiDataParallel : public DataParallel {
     model_ = model;
     return model;
   }
-  Tensor forward(const Tensor& input) override { return (*ddp_)(input); }
+  Tensor forward(const std::function<Tensor(nn::Module&)>& forward_of) override {
+    return ddp_->forward_with(forward_of);
+  }
   void reduce_gradients() override { ddp_->reduce_gradients(); }
   void sum(std::span<double> values) override { distributed::all_reduce(values); }
   void share_buffers() override {

@@ -53,20 +53,6 @@ Tensor token_loss(const Tensor& logits, const Batch& batch, Reduction reduction)
   return cross_entropy(logits.reshape({-1, kVocabSize}), batch.y, {.ignore_index = -1, .reduction = reduction});
 }
 
-// The model as DistributedDataParallel calls it, on tokens alone: the batch's mask is set
-// just before each forward.
-class MaskedForward : public nn::Module {
- public:
-  explicit MaskedForward(std::shared_ptr<CharTransformer> model)
-      : model_(register_module("module", std::move(model))) {}
-  Tensor forward(const Tensor& idx) override { return model_->forward(idx, *mask); }
-  std::string type_name() const override { return "MaskedForward"; }
-  const TokenMask* mask = nullptr;
-
- private:
-  std::shared_ptr<CharTransformer> model_;
-};
-
 Tensor batch_loss(CharTransformer& model, const Batch& batch, Reduction reduction) {
   return token_loss(model.forward(batch.x, batch.mask), batch, reduction);
 }
@@ -86,7 +72,7 @@ Batch shard_batch(const std::vector<std::string>& words, const std::vector<int64
 // tokens, rank r's mean is scaled by M_r N / M before backward: the averaged gradient is
 // then the global batch's token mean's, as one process computes it, however the tokens fall.
 float forward_backward(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& picks,
-                       const RunOptions& o, MaskedForward* masked) {
+                       const RunOptions& o) {
   apps::DataParallel* parallel = o.parallel.get();
   if (!parallel) {
     const Tensor loss = batch_loss(model, make_batch(words, picks), Reduction::Mean);
@@ -94,8 +80,8 @@ float forward_backward(CharTransformer& model, const std::vector<std::string>& w
     return loss.item();
   }
   const Batch batch = shard_batch(words, picks, o);
-  masked->mask = &batch.mask;
-  Tensor loss = token_loss(parallel->forward(batch.x), batch, Reduction::Mean);
+  Tensor loss = token_loss(parallel->forward([&](nn::Module&) { return model.forward(batch.x, batch.mask); }), batch,
+                           Reduction::Mean);
   // This rank's loss sum and tokens, then the batch's: the same on every rank.
   double totals[2] = {double(loss.item()) * double(batch.tokens), double(batch.tokens)};
   parallel->sum(totals);
@@ -154,8 +140,7 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
   Generator init(o.seed);
   result.model = std::make_shared<CharTransformer>(o.model, init);
   if (o.init) result.model->load_state_dict(*o.init, /*strict=*/true);
-  std::shared_ptr<MaskedForward> masked;
-  if (o.parallel) o.parallel->prepare(masked = std::make_shared<MaskedForward>(result.model));
+  if (o.parallel) o.parallel->prepare(result.model);
   CharTransformer& model = *result.model;
   const auto per_epoch = steps_per_epoch(int64_t(data.train.size()), o.batch_size);
   auto optimizer = lesson::make_optimizer(o.trainer, o.lr, model.parameters());
@@ -179,7 +164,7 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
     for (int64_t& pick : picks) pick = data.train[size_t(pick)];
     if (stats && records_step(step, o.stats_every, o.steps)) stats->arm(step);
     optimizer->zero_grad();
-    const float loss = forward_backward(model, data.words, picks, o, masked.get());
+    const float loss = forward_backward(model, data.words, picks, o);
     if (stats) stats->before_update();
     optimizer->step();
     if (stats) stats->after_update();

@@ -87,7 +87,9 @@ float forward_backward(nn::Module& model, const data::Batch& batch, apps::DataPa
   const int64_t n = batch.inputs.size(0);
   const apps::Shard shard = apps::shard_of(n, parallel->rank(), parallel->world_size());
   const double share = double(shard.end - shard.begin) / double(n);
-  Tensor loss = cross_entropy(parallel->forward(rows(batch.inputs, shard)), rows(batch.targets, shard));
+  const Tensor inputs = rows(batch.inputs, shard);
+  Tensor loss = cross_entropy(parallel->forward([&](nn::Module& m) { return m.forward(inputs); }),
+                              rows(batch.targets, shard));
   const float value = float(parallel->total(double(loss.item()) * share));  // the same on every rank
   if (!std::isfinite(value)) return value;
   const float weight = float(share * parallel->world_size());
