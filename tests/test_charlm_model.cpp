@@ -21,8 +21,8 @@ using minidl::testing::chi_square;
 
 namespace {
 
-constexpr NormKind kAllNorms[] = {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked,
-                                  NormKind::None};
+constexpr NormKind kAllNorms[] = {NormKind::Layer,       NormKind::RMS,  NormKind::Batch,
+                                  NormKind::BatchMasked, NormKind::None, NormKind::DyT};
 
 // Small enough to run in milliseconds; two heads and two blocks keep every path.
 ModelOptions small_model(NormKind norm, Position position) {

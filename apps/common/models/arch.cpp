@@ -20,7 +20,7 @@ nn::BlockOptions block_options(NormKind norm, const DeepNetOptions& net, const M
                                std::shared_ptr<Generator> dropout_gen) {
   return {.width = net.width,
           .expansion = model.expansion,
-          .norm = norm == NormKind::RMS ? "rms" : "layer",
+          .norm = short_name(norm),
           .activation = "gelu",
           .dropout = model.dropout,
           .dropout_generator = std::move(dropout_gen)};

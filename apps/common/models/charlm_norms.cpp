@@ -79,6 +79,8 @@ std::shared_ptr<nn::Module> make_norm(NormKind kind, int64_t channels, bool sync
       return std::make_shared<nn::LayerNorm>(channels);
     case NormKind::RMS:
       return std::make_shared<nn::RMSNorm>(channels);
+    case NormKind::DyT:
+      return std::make_shared<nn::DyT>(channels);
     case NormKind::Batch:
     case NormKind::BatchMasked:
       return make_batch_norm<nn::BatchNorm1d>(kind, channels);

@@ -19,7 +19,8 @@ namespace minidl::charlm {
 
 using apps::NormKind;
 using apps::short_name;
-constexpr NormKind kNorms[] = {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked, NormKind::None};
+constexpr NormKind kNorms[] = {NormKind::Layer,       NormKind::RMS,  NormKind::Batch,
+                               NormKind::BatchMasked, NormKind::None, NormKind::DyT};
 enum class Position { Pre, Post };  // x + f(norm(x)), or norm(x + f(x))
 
 std::string short_name(Position position);  // "pre", "post"

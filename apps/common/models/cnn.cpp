@@ -5,6 +5,7 @@
 #include "minidl/nn/flatten.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
+#include "minidl/nn/norm/dyt.hpp"
 #include "minidl/nn/norm/group_norm.hpp"
 #include "minidl/nn/pooling.hpp"
 
@@ -22,6 +23,8 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, int64_t channels, int64_t g
       return std::make_shared<nn::GroupNorm>(1, channels);
     case NormKind::Instance:
       return std::make_shared<nn::GroupNorm>(channels, channels);
+    case NormKind::DyT:  // channels on dim 1 of (N, C, H, W)
+      return std::make_shared<nn::DyT>(nn::DyTOptions{.normalized_shape = channels, .channels_last = false});
     case NormKind::None:
     case NormKind::RMS:
     case NormKind::BatchMasked:

@@ -5,6 +5,7 @@
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
+#include "minidl/nn/norm/dyt.hpp"
 #include "minidl/nn/norm/group_norm.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/nn/norm/rms_norm.hpp"
@@ -25,6 +26,8 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm, const DeepNetOptions& optio
       return std::make_shared<nn::RMSNorm>(options.width);
     case NormKind::Group:
       return std::make_shared<nn::GroupNorm>(options.groups, options.width);
+    case NormKind::DyT:
+      return std::make_shared<nn::DyT>(options.width);
     default:  // None adds no layer; Instance is the CNN's, BatchMasked charlm's
       break;
   }
@@ -40,8 +43,14 @@ void scale_weight(nn::Linear& linear, double scale) {
 }  // namespace
 
 std::string display_name(NormKind norm) {
-  constexpr std::array<const char*, 6> kNames{"no normalization", "BatchNorm1d", "LayerNorm",
-                                              "RMSNorm",          "GroupNorm",   "GroupNorm(C, C)"};
+  constexpr std::array<const char*, 8> kNames{"no normalization",
+                                              "BatchNorm1d",
+                                              "LayerNorm",
+                                              "RMSNorm",
+                                              "GroupNorm",
+                                              "GroupNorm(C, C)",
+                                              "BatchNorm1d over real positions",
+                                              "DyT"};
   return kNames.at(size_t(norm));
 }
 

@@ -16,11 +16,11 @@ namespace minidl::lesson {
 /// Instance exists in the CNN only; BatchMasked is charlm's.
 using apps::NormKind;
 using apps::short_name;
-constexpr NormKind kNorms[] = {NormKind::None, NormKind::Batch, NormKind::Layer,
-                               NormKind::RMS,  NormKind::Group, NormKind::Instance};
+constexpr NormKind kNorms[] = {NormKind::None,  NormKind::Batch,    NormKind::Layer, NormKind::RMS,
+                               NormKind::Group, NormKind::Instance, NormKind::DyT};
 
 /// The name the lesson prints: "no normalization", "BatchNorm1d", "LayerNorm", "RMSNorm", "GroupNorm",
-/// "GroupNorm(C, C)" (instance); the CNN's other names: display_name(norm, arch) in arch.hpp.
+/// "GroupNorm(C, C)" (instance), "DyT"; the CNN's other names: display_name(norm, arch) in arch.hpp.
 std::string display_name(NormKind norm);
 /// The NormKind of a short name of kNorms; throws UsageError listing them for any other.
 inline NormKind parse_norm(const std::string& name) { return apps::parse_norm(name, kNorms); }

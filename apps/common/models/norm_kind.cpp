@@ -7,7 +7,8 @@
 namespace minidl::apps {
 
 std::string short_name(NormKind norm) {
-  constexpr std::array<const char*, 7> kNames{"none", "batch", "layer", "rms", "group", "instance", "batch-masked"};
+  constexpr std::array<const char*, 8> kNames{"none",  "batch",    "layer",        "rms",
+                                              "group", "instance", "batch-masked", "dyt"};
   return kNames[size_t(norm)];
 }
 
