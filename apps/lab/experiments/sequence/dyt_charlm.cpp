@@ -47,7 +47,7 @@ std::vector<Record> layer_norm_points(const Context& c, charlm::CharTransformer&
   for (int64_t block : {int64_t(0), last}) {
     nn::Module& ln = module_at(model, cat("transformer.h.", block, ".ln_1"));
     Tensor input, output;
-    nn::RemovableHandle hook = ln.register_forward_hook([&](nn::Module&, const Tensor& x, const Tensor& y) {
+    RemovableHandle hook = ln.register_forward_hook([&](nn::Module&, const Tensor& x, const Tensor& y) {
       input = x.contiguous();
       output = y.contiguous();
       return Tensor();
