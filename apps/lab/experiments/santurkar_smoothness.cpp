@@ -39,6 +39,12 @@ std::vector<Variant> variants() {
           {"layer", "LayerNorm", "#d95f02"}};
 }
 
+std::string label_of(const std::string& name) {
+  for (const Variant& v : variants())
+    if (v.name == name) return v.label;
+  throw Error(cat("santurkar_smoothness: no variant \"", name, "\""));
+}
+
 // Noisy BatchNorm's noise (Santurkar et al., Sec. 2.1): after each BatchNorm, each unit's output
 // is scaled by a draw from U(0.5, 1.5) and shifted by one from U(-1, 1), drawn anew at every
 // step, so the next layer's input distribution moves at every step however well BatchNorm
@@ -257,7 +263,7 @@ class SanturkarSmoothness : public Experiment {
       const Comparison beta =
           compare_to_threshold(paired_differences(of(reference), of("batch"), "log_beta", NAN), 0.0, kBetaFloor);
       const Truth t = all_of({above(range), above(beta)});
-      text += cat(reference, " minus BatchNorm: loss range ", comparison_text(range), ", ln beta ",
+      text += cat(label_of(reference), " minus BatchNorm: loss range ", comparison_text(range), ", ln beta ",
                   comparison_text(beta), " (", truth_text(t, "smoother", "not smoother"), "); ");
       return t;
     };
