@@ -47,7 +47,7 @@ void bench_layer(int repeats) {
 }
 
 void bench_cnn(const std::string& norm_name, int repeats, int steps) {
-  const bench::Norm norm = bench::parse_norm(norm_name);
+  const bench::NormKind norm = bench::parse_norm(norm_name);
   Generator gen(0);
   auto model = bench::lesson_cnn(norm, gen);
   optim::SGD sgd(model->parameters(), {.lr = 0.05});

@@ -22,6 +22,7 @@
 #include "minidl/distributed/environment.hpp"
 #include "minidl/distributed/sync_batch_norm.hpp"
 #include "minidl/minidl.hpp"
+#include "models/norm_kind.hpp"
 #include "timing.hpp"
 
 using namespace minidl;
@@ -34,19 +35,24 @@ struct Options {
   int steps = 20;
 };
 
-enum class Norm { None, Batch, Sync };
-const char* name(Norm n) { return n == Norm::None ? "none" : n == Norm::Batch ? "BatchNorm1d" : "SyncBatchNorm"; }
-const char* key(Norm n) { return n == Norm::None ? "none" : n == Norm::Batch ? "batch" : "sync"; }
+// A run's norm: none, BatchNorm1d, or BatchNorm1d as SyncBatchNorm ("sync").
+struct NormRun {
+  apps::NormKind norm;
+  bool sync = false;
+  std::string name() const { return sync ? "SyncBatchNorm" : norm == apps::NormKind::Batch ? "BatchNorm1d" : "none"; }
+  std::string key() const { return sync ? "sync" : apps::short_name(norm); }
+};
+constexpr NormRun kRuns[] = {{apps::NormKind::None}, {apps::NormKind::Batch}, {apps::NormKind::Batch, true}};
 
-std::shared_ptr<nn::Module> wide_net(const Options& o, Norm norm, Generator& gen) {
+std::shared_ptr<nn::Module> wide_net(const Options& o, NormRun norm, Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   for (int64_t i = 0; i < o.depth; ++i) {
     model->push_back(std::make_shared<nn::Linear>(o.width, o.width, gen));
-    if (norm != Norm::None) model->push_back(std::make_shared<nn::BatchNorm1d>(o.width));
+    if (norm.norm != apps::NormKind::None) model->push_back(std::make_shared<nn::BatchNorm1d>(o.width));
     model->push_back(std::make_shared<nn::Tanh>());
   }
   model->push_back(std::make_shared<nn::Linear>(o.width, o.classes, gen));
-  return norm == Norm::Sync ? dist::convert_sync_batchnorm(model) : model;
+  return norm.sync ? dist::convert_sync_batchnorm(model) : model;
 }
 
 double median(std::vector<double> v) {
@@ -54,7 +60,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void report(const Options& o, Norm norm, bool bucket_view) {
+void report(const Options& o, NormRun norm, bool bucket_view) {
   const int world = dist::world_size();
   const int64_t local = o.batch / world;
   Generator gen(0);
@@ -91,12 +97,12 @@ void report(const Options& o, Norm norm, bool bucket_view) {
   dist::all_reduce(std::span<double>(cpu));
   if (dist::rank() == 0)
     std::printf(
-        "%-13s ranks %d  threads/rank %d  batch/rank %lld  %7.1f ms/step  %6.0f apps/s  "
+        "%-13s ranks %d  threads/rank %d  batch/rank %lld  %7.1f ms/step  %6.0f examples/s  "
         "%7.1f CPU ms/step  %6.0f apps/CPU s  gradient allreduce %6.1f ms (%4.1f%%) of %.1f MB in "
         "%zu buckets\n",
-        name(norm), world, get_num_threads(), static_cast<long long>(local), step * 1e3, double(o.batch) / step,
-        cpu[0] * 1e3, double(o.batch) / cpu[0], reduce * 1e3, 100.0 * reduce / step, double(floats) * 4e-6,
-        ddp.buckets().size());
+        norm.name().c_str(), world, get_num_threads(), static_cast<long long>(local), step * 1e3,
+        double(o.batch) / step, cpu[0] * 1e3, double(o.batch) / cpu[0], reduce * 1e3, 100.0 * reduce / step,
+        double(floats) * 4e-6, ddp.buckets().size());
 }
 
 // The average as DistributedDataParallel makes it, gradients (elsewhere) into a bucket:
@@ -314,8 +320,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     const std::string which = args["norm"].as<std::string>();
-    for (Norm n : {Norm::None, Norm::Batch, Norm::Sync})
-      if (which == "all" || which == key(n))  // one rank has nothing to average: no copy into views
+    for (const NormRun& n : kRuns)
+      if (which == "all" || which == n.key())  // one rank has nothing to average: no copy into views
         report(o, n, !args.count("copy-gradients") && dist::world_size() > 1);
     return 0;
   });

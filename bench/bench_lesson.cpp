@@ -50,7 +50,8 @@ Figures measure(const bench::LessonData& data, const bench::LessonRun& options, 
 
 // Best CPU time of `repeats` runs without the recorder and with it, timed alternately so a
 // change in the machine's load falls on both.
-std::pair<double, double> recorder_cost(const bench::LessonData& data, bench::Norm norm, int repeats, int64_t every) {
+std::pair<double, double> recorder_cost(const bench::LessonData& data, bench::NormKind norm, int repeats,
+                                        int64_t every) {
   const bench::LessonRun off{.norm = norm}, on{.norm = norm, .stats_every = every};
   (void)bench::train_lesson(data, on);  // warm
   double best_off = 1e300, best_on = 1e300;

@@ -20,9 +20,9 @@ for round in $(seq 1 "$rounds"); do
     set -- $config
     $mpirun -np "$1" "$bench" --threads "$2" --steps "$steps" | while read -r line; do
       echo "  $line"
-      # norm ranks threads apps/s ms/step
+      # norm ranks threads examples/s ms/step
       echo "$line" | awk -v r="$round" '{m = ""; for (i = 1; i <= NF; ++i) { if ($i == "ranks") k = $(i + 1);
-        if ($i == "threads/rank") t = $(i + 1); if ($i == "apps/s") e = $(i - 1);
+        if ($i == "threads/rank") t = $(i + 1); if ($i == "examples/s") e = $(i - 1);
         if ($i == "ms/step" && m == "") m = $(i - 1) }  # the wall figure, not the CPU one after it
         print r, $1, k, t, e, m}' >> "$out"
     done

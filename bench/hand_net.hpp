@@ -42,14 +42,14 @@ class HandNet {
         layers_.push_back(make_layer(*linear, max_rows));
       } else if (auto* bn = dynamic_cast<nn::BatchNorm1d*>(m.get())) {
         Layer& l = layers_.back();
-        l.norm = Norm::Batch;
+        l.norm = NormKind::Batch;
         l.gamma = take(bn->weight, l.dgamma);
         l.beta = take(bn->bias, l.dbeta);
         l.running_mean = bn->running_mean;
         l.running_var = bn->running_var;
       } else if (auto* ln = dynamic_cast<nn::LayerNorm*>(m.get())) {
         Layer& l = layers_.back();
-        l.norm = Norm::Layer;
+        l.norm = NormKind::Layer;
         l.gamma = take(ln->weight, l.dgamma);
         l.beta = take(ln->bias, l.dbeta);
       } else if (dynamic_cast<nn::Tanh*>(m.get())) {
@@ -115,8 +115,8 @@ class HandNet {
   struct Layer {
     Tensor weight, bias, gamma, beta, running_mean, running_var;  // the model's own storage
     int64_t in = 0, out = 0;
-    Norm norm = Norm::None;  // the norm after the product, if any
-    bool tanh = false;       // a Tanh last (all but the logits)
+    NormKind norm = NormKind::None;  // the norm after the product, if any
+    bool tanh = false;               // a Tanh last (all but the logits)
     Tensor dweight, dbias, dgamma, dbeta;
     Tensor pre, y;                 // (rows, out): the product (+ bias), the tanh output
     Tensor mean, mean_rest, rstd;  // the norm's statistics (rows or out)
@@ -192,7 +192,7 @@ class HandNet {
     }
   }
 
-  static bool has_norm(const Layer& l) { return l.norm != Norm::None; }
+  static bool has_norm(const Layer& l) { return l.norm != NormKind::None; }
 
   static kernels::NormStats stats(Layer& l) { return {l.mean.data(), l.mean_rest.data(), l.rstd.data()}; }
 
@@ -220,7 +220,7 @@ class HandNet {
   // normalizes again from l.pre and the statistics).
   void normalize(Layer& l, int64_t rows, bool training) {
     float* out = grad_a_.data();  // (rows, out)
-    if (l.norm == Norm::Layer) {
+    if (l.norm == NormKind::Layer) {
       kernels::row_norm_forward(out, stats(l), l.pre.data(), l.gamma.data(), l.beta.data(),
                                 {.rows = rows, .channels = l.out}, 1e-5);
       return;
@@ -302,7 +302,7 @@ class HandNet {
 
   // The norm's backward: from dnormed (rows, out) to dpre (rows, out).
   void denormalize(Layer& l, int64_t rows, const float* dnormed, float* dpre) {
-    if (l.norm == Norm::Layer) {
+    if (l.norm == NormKind::Layer) {
       kernels::row_norm_backward(dpre, l.dgamma.data(), l.dbeta.data(), dnormed, l.pre.data(), stats(l), l.gamma.data(),
                                  {.rows = rows, .channels = l.out});
       return;

@@ -19,15 +19,15 @@ std::vector<int64_t> read_indices(const std::string& path) {
   return indices;
 }
 
-std::shared_ptr<nn::Module> mlp_norm(Norm norm) {
-  if (norm == Norm::Batch) return std::make_shared<nn::BatchNorm1d>(64);
-  if (norm == Norm::Layer) return std::make_shared<nn::LayerNorm>(64);
+std::shared_ptr<nn::Module> mlp_norm(NormKind norm) {
+  if (norm == NormKind::Batch) return std::make_shared<nn::BatchNorm1d>(64);
+  if (norm == NormKind::Layer) return std::make_shared<nn::LayerNorm>(64);
   throw UsageError("the lesson's MLP has none, batch and layer");
 }
 
-std::shared_ptr<nn::Module> cnn_norm(Norm norm, int64_t channels) {
-  if (norm == Norm::Batch) return std::make_shared<nn::BatchNorm2d>(channels);
-  return std::make_shared<nn::GroupNorm>(norm == Norm::Group ? 8 : 1, channels);
+std::shared_ptr<nn::Module> cnn_norm(NormKind norm, int64_t channels) {
+  if (norm == NormKind::Batch) return std::make_shared<nn::BatchNorm2d>(channels);
+  return std::make_shared<nn::GroupNorm>(norm == NormKind::Group ? 8 : 1, channels);
 }
 
 float evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targets) {
@@ -53,33 +53,25 @@ LessonData load_lesson_data(const std::string& dir) {
   return {select_rows(images, train), select_rows(targets, train), select_rows(images, val), select_rows(targets, val)};
 }
 
-Norm parse_norm(const std::string& name) {
-  if (name == "none") return Norm::None;
-  if (name == "batch") return Norm::Batch;
-  if (name == "layer") return Norm::Layer;
-  if (name == "group") return Norm::Group;
-  throw UsageError(cat("unknown norm \"", name, "\": choose from none, batch, layer, group"));
-}
-
-std::shared_ptr<nn::Sequential> lesson_net(Norm norm, Generator& gen) {
+std::shared_ptr<nn::Sequential> lesson_net(NormKind norm, Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   for (int64_t block = 0, n_in = 64; block < 8; ++block, n_in = 64) {
-    model->push_back(std::make_shared<nn::Linear>(nn::LinearOptions(n_in, 64).bias(norm == Norm::None), gen));
-    if (norm != Norm::None) model->push_back(mlp_norm(norm));
+    model->push_back(std::make_shared<nn::Linear>(nn::LinearOptions(n_in, 64).bias(norm == NormKind::None), gen));
+    if (norm != NormKind::None) model->push_back(mlp_norm(norm));
     model->push_back(std::make_shared<nn::Tanh>());
   }
   model->push_back(std::make_shared<nn::Linear>(64, 10, gen));
   return model;
 }
 
-std::shared_ptr<nn::Sequential> lesson_cnn(Norm norm, Generator& gen) {
+std::shared_ptr<nn::Sequential> lesson_cnn(NormKind norm, Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   model->push_back(std::make_shared<nn::Unflatten>(1, Shape{1, 8, 8}));
   for (const nn::Conv2dOptions& conv :
        {nn::Conv2dOptions(1, 16, 3).padding(1), nn::Conv2dOptions(16, 32, 3).stride(2).padding(1),
         nn::Conv2dOptions(32, 32, 3).padding(1)}) {
     model->push_back(std::make_shared<nn::Conv2d>(conv, gen));
-    if (norm != Norm::None) model->push_back(cnn_norm(norm, conv.out_channels));
+    if (norm != NormKind::None) model->push_back(cnn_norm(norm, conv.out_channels));
     model->push_back(std::make_shared<nn::ReLU>());
   }
   model->push_back(std::make_shared<nn::AdaptiveAvgPool2d>(1));

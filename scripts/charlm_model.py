@@ -10,7 +10,8 @@ makemore's Transformer (its state_dict names), with the norm and its position ch
              post: x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
   norms      layer: LayerNorm(C); rms: RMSNorm(C) (PyTorch 2.x's, eps None); batch:
              BatchNorm1d(C) over (B, C, T), padding included; batch-masked: BatchNorm1d(C) over
-             the real positions' rows only, the padding rows zero; none: no layer.
+             the real positions' rows only, the padding rows zero; none: no layer; dyt:
+             DyT(C) (weight * tanh(alpha * x) + bias, alpha 0.5 at init).
 Imported by check_charlm_against_pytorch.py and charlm_torch.py.
 """
 
@@ -22,11 +23,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from fixtures.common import REPO
-from fixtures.norms import RMSNormRef
+from fixtures.norms import DyTRef, RMSNormRef
 
 VOCAB = 27
 IGNORE = -1
-NORMS = ("layer", "rms", "batch", "batch-masked", "none")
+NORMS = ("layer", "rms", "batch", "batch-masked", "none", "dyt")
 
 
 class Config:
@@ -69,6 +70,8 @@ def make_norm(kind, width):
         return BatchNormOverTime(width)
     if kind == "batch-masked":
         return MaskedBatchNorm(width)
+    if kind == "dyt":
+        return DyTRef(width)
     return nn.LayerNorm(width) if kind == "layer" else RMSNormRef([width])
 
 

@@ -3,7 +3,7 @@
 
 Run with Debian's python3-torch (PyTorch 1.13), after building the charlm program:
     /usr/bin/python3 scripts/check_charlm_against_pytorch.py [--charlm build/apps/charlm/charlm]
-        [--norm layer,rms,batch,batch-masked,none] [--position pre,post] [--steps 20]
+        [--norm layer,rms,batch,batch-masked,none,dyt] [--position pre,post] [--steps 20]
 
 For each norm and position (scripts/charlm_model.py builds the model):
   PyTorch -> minidl  PyTorch trains the model a few steps (BatchNorm's running statistics off their

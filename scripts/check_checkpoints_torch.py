@@ -54,7 +54,7 @@ def deep_net(norm):
 
 
 def cnn(norm, groups=GROUPS):
-    """The digits' CNN (apps/digits/lesson/cnn.hpp): three 3x3 convolutions, each followed by
+    """The digits' CNN (apps/common/models/cnn.hpp): three 3x3 convolutions, each followed by
     the norm and ReLU, global average pooling, Linear(32, 10). layer = GroupNorm(1, C),
     instance = GroupNorm(C, C)."""
     make = {"none": None, "batch": nn.BatchNorm2d, "layer": lambda c: nn.GroupNorm(1, c),

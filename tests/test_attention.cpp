@@ -51,7 +51,8 @@ TEST_CASE("scaled_dot_product_attention by hand: one query, two keys", "[attenti
 TEST_CASE("is_causal keeps the lower triangle, aligned top-left when L != S", "[attention]") {
   Tensor q = Tensor::zeros({3, 2}), k = Tensor::zeros({4, 2});
   Tensor v = Tensor::from_vector({1, 2, 4, 8}, {4, 1});
-  // Equal scores: query i averages keys 0..i (PyTorch issue 108108: not bottom-right).
+  // Equal scores: query i averages keys 0..i. The mask is aligned top-left (row i keeps
+  // columns 0..i), as PyTorch's is_causal, not bottom-right (columns up to i + S - L).
   check_close(scaled_dot_product_attention(q, k, v, {.is_causal = true}), {1, 1.5f, 7 / 3.0f}, 1e-6, 0);
 }
 
@@ -97,7 +98,7 @@ TEST_CASE("scaled_dot_product_attention refuses bad shapes and masks, naming the
   REQUIRE_THROWS_WITH(
       scaled_dot_product_attention(q, k, v, {.attn_mask = AttentionMask::boolean(Tensor::full({5}, 0.5f))}),
       Contains("attention: expected a boolean mask of 0s and 1s (minidl's masks are float32, 1 for "
-               "true), got 0.5 at flat index 0 of the mask of shape [5]"));
+               "true = takes part), got 0.5 at flat index 0 of the mask of shape [5]"));
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, v, {.dropout_p = 1.5}),
                       Contains("dropout probability has to be between 0 and 1, but got 1.5"));
 }

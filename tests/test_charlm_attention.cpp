@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "attention_dump.hpp"
-#include "model.hpp"
+#include "models/charlm_model.hpp"
 
 using namespace minidl;
 using namespace minidl::charlm;

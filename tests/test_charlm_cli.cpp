@@ -94,7 +94,7 @@ TEST_CASE("charlm refuses bad options: one line naming the option, exit 2", "[ch
     CHECK(r.err == "charlm: " + message + "\n");
   };
   refused({"--norm", "layer,group"},
-          "--norm: unknown norm \"group\": choose from layer, rms, batch, batch-masked, none");
+          "--norm: unknown norm \"group\": choose from layer, rms, batch, batch-masked, none, dyt");
   refused({"--norm-position", "middle"}, "--norm-position: unknown position \"middle\": choose from pre, post");
   refused({"--norm", "rms,rms"}, "--norm lists \"rms\" twice");
   refused({"--heads", "3"}, "--heads 3 does not divide --width 64: each head takes width / heads channels");

@@ -7,12 +7,12 @@
 #include <memory>
 #include <numeric>
 
-#include "model.hpp"
+#include "data/words.hpp"
+#include "models/charlm_model.hpp"
 #include "sample.hpp"
 #include "support/check.hpp"
 #include "support/chi_square.hpp"
-#include "train.hpp"
-#include "words.hpp"
+#include "training/charlm_train.hpp"
 
 using namespace minidl;
 using namespace minidl::charlm;
@@ -21,8 +21,8 @@ using minidl::testing::chi_square;
 
 namespace {
 
-constexpr NormKind kAllNorms[] = {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked,
-                                  NormKind::None};
+constexpr NormKind kAllNorms[] = {NormKind::Layer,       NormKind::RMS,  NormKind::Batch,
+                                  NormKind::BatchMasked, NormKind::None, NormKind::DyT};
 
 // Small enough to run in milliseconds; two heads and two blocks keep every path.
 ModelOptions small_model(NormKind norm, Position position) {
@@ -105,7 +105,7 @@ TEST_CASE("charlm model: the key/value cache gives a full forward's logits, ever
         steps.push_back(model.step(Tensor::full({1, 1}, prefix[size_t(i)]), i, cache).reshape({1, 1, kVocabSize}));
       check_close(cat(steps, 1), full, kAtol, kRtol);
       CHECK(cache.size() == 2);
-      CHECK(cache[0].keys.shape() == Shape{1, 2, t, 8});
+      CHECK(cache[0].qkv.shape() == Shape{1, t, 3 * 16});  // every position's q, k, v (C = 16)
     }
 }
 
@@ -114,7 +114,7 @@ TEST_CASE("charlm model: padding changes neither the loss nor the real positions
   // further. (batch's statistics count the padding: it is the norm that fails this.)
   const std::vector<int64_t> picks{0, 2, 3, 6};
   const Batch tight = make_batch(kWords, picks), loose = make_batch(kWords, picks, tight.x.size(1) + 5);
-  for (NormKind norm : {NormKind::Layer, NormKind::Rms, NormKind::BatchMasked, NormKind::None})
+  for (NormKind norm : {NormKind::Layer, NormKind::RMS, NormKind::BatchMasked, NormKind::None})
     for (Position position : {Position::Pre, Position::Post}) {
       INFO(run_name(norm, position));
       Generator gen(2);
@@ -235,7 +235,7 @@ TEST_CASE("charlm Block: pre-norm x + f(ln(x)) and post-norm ln(x + f(x)), each 
   for (Position position : {Position::Pre, Position::Post}) {
     INFO(short_name(position));
     Generator gen(6);
-    Block block(small_model(NormKind::Layer, position), std::make_shared<TokenMask>(), gen);
+    Block block(small_model(NormKind::Layer, position), gen);
     // Both LayerNorms' affine parameters away from 1 and 0, each its own, and an input far
     // from normalized (mean 1, std 3): the two orders, and ln_1 against ln_2, then differ
     // by far more than rounding.

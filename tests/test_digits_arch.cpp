@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "lesson/arch.hpp"
 #include "minidl/minidl.hpp"
+#include "models/arch.hpp"
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
 #include "support/process.hpp"
@@ -120,8 +120,9 @@ TEST_CASE("digits refuses option combinations that make no sense, with one line 
       {{"--arch", "cnn", "--depth", "4"}, "--depth is for --arch mlp and the resmlp archs; --arch cnn has fixed sizes"},
       {{"--arch", "cnn", "--width", "32"},
        "--width is for --arch mlp and the resmlp archs; --arch cnn has fixed sizes"},
-      {{"--arch", "resmlp-pre", "--norm", "batch"}, "--arch resmlp-pre takes --norm layer or rms, got batch"},
-      {{"--arch", "resmlp-post", "--norm", "layer,none"}, "--arch resmlp-post takes --norm layer or rms, got none"},
+      {{"--arch", "resmlp-pre", "--norm", "batch"}, "--arch resmlp-pre takes --norm layer, rms or dyt, got batch"},
+      {{"--arch", "resmlp-post", "--norm", "layer,none"},
+       "--arch resmlp-post takes --norm layer, rms or dyt, got none"},
       {{"--arch", "resmlp"}, "--arch: unknown architecture \"resmlp\": choose from mlp, resmlp-pre, resmlp-post, cnn"},
       {{"--arch", "resmlp-pre", "--blocks", "0"}, "--blocks must be at least 1, got 0"},
       {{"--arch", "resmlp-pre", "--dropout", "1"}, "--dropout must be in [0, 1), got 1"},
@@ -146,6 +147,28 @@ TEST_CASE("digits refuses option combinations that make no sense, with one line 
     CHECK_THAT(o.err, Catch::StartsWith("digits: " + c.message));
     CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("digits --norm dyt trains the mlp, the resmlp and the CNN with DyT in place of a norm", "[lesson][arch]") {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> archs{{"--arch", "mlp", "--depth", "4", "--width", "16"},
+                                                    {"--arch", "resmlp-pre", "--blocks", "1", "--width", "16"},
+                                                    {"--arch", "cnn"}};
+  for (const auto& arch : archs) {
+    INFO(arch[1]);
+    std::vector<std::string> args = arch;
+    args.insert(args.end(), {"--norm", "dyt", "--epochs", "1", "--quiet", "--seeds", "0", "--summary-model"});
+    ProcessResult o = digits(dir, args);
+    INFO(o.err);
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.out.find("(DyT)") != std::string::npos);
+  }
+  ProcessResult o = digits(dir, {"--norm", "dyt", "--depth", "2", "--width", "16", "--epochs", "2", "--quiet",
+                                 "--seeds", "0", "--summary", dir.file("s.json")});
+  INFO(o.err);
+  REQUIRE(o.exit_code == 0);
+  const nlohmann::json summary = nlohmann::json::parse(minidl::testing::slurp(dir.file("s.json")));
+  CHECK(summary["runs"][0]["val_accuracy"].get<double>() > 0.5);  // it learns
 }
 
 TEST_CASE("digits --init xavier trains the lesson's mlp and is recorded in the summary", "[lesson][arch]") {

@@ -1,4 +1,4 @@
-// The digits' CNN (apps/digits/lesson/cnn.hpp): its layers and PyTorch state_dict names,
+// The digits' CNN (apps/common/models/cnn.hpp): its layers and PyTorch state_dict names,
 // each norm's form, the options it refuses, and `digits --arch cnn` end to end (every norm
 // trains, saves, reloads with --init-from, reports in --summary). PyTorch's strict load of its
 // checkpoints and the way back: scripts/check_checkpoints_torch.py --arch cnn (a ctest).
@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "lesson/arch.hpp"
-#include "lesson/cnn.hpp"
-#include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
+#include "models/arch.hpp"
+#include "models/cnn.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "training/digits_train.hpp"
 
 using namespace minidl;
 using lesson::Arch;

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "lesson/trainer_setup.hpp"
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
 #include "support/digits_replay.hpp"
+#include "training/trainer_setup.hpp"
 
 using namespace minidl;
 using minidl::testing::DigitsScratch;

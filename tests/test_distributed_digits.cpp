@@ -5,15 +5,15 @@
 #include <sstream>
 
 #include "data/digits.hpp"
-#include "lesson/parallel.hpp"
-#include "lesson/train_run.hpp"
 #include "minidl/distributed/environment.hpp"
 #include "minidl/minidl.hpp"
+#include "runs/distributed.hpp"
 #include "support/curves_csv.hpp"
 #include "support/digits_cli.hpp"
 #include "support/mpirun.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "training/digits_train.hpp"
 
 using namespace minidl;
 using minidl::testing::ProcessResult;
@@ -21,7 +21,7 @@ using minidl::testing::read_curves;
 using minidl::testing::TempDir;
 
 TEST_CASE("split_refusal: the global batch must divide across the ranks, each with enough rows", "[distributed]") {
-  using lesson::split_refusal;
+  using apps::split_refusal;
   REQUIRE(!split_refusal(64, false, false, 2, 1437));
   REQUIRE(!split_refusal(64, false, true, 4, 1437));  // last batch 29: 8, 7, 7, 7 rows
   REQUIRE(*split_refusal(64, false, false, 3, 1437) ==
@@ -35,19 +35,19 @@ TEST_CASE("split_refusal: the global batch must divide across the ranks, each wi
   REQUIRE(*split_refusal(64, true, true, 64, 1437) ==
           "--batch-size 64 across 64 ranks leaves one example per rank, and BatchNorm on a rank's own shard needs "
           "2: pass --sync-bn or a larger batch");
-  REQUIRE(lesson::shard_of(29, 0, 4).begin == 0);
-  REQUIRE(lesson::shard_of(29, 0, 4).end == 8);
-  REQUIRE(lesson::shard_of(29, 3, 4).begin == 22);
-  REQUIRE(lesson::shard_of(29, 3, 4).end == 29);
+  REQUIRE(apps::shard_of(29, 0, 4).begin == 0);
+  REQUIRE(apps::shard_of(29, 0, 4).end == 8);
+  REQUIRE(apps::shard_of(29, 3, 4).begin == 22);
+  REQUIRE(apps::shard_of(29, 3, 4).end == 29);
 }
 
 TEST_CASE("parallel_refusal names what is missing: MPI in the build, or mpirun", "[distributed]") {
-  REQUIRE(*lesson::parallel_refusal(false, true) ==
+  REQUIRE(*apps::parallel_refusal("digits", false, true) ==
           "--distributed: this digits was built without MPI; install libopenmpi-dev and openmpi-bin and configure "
           "with -DMINIDL_WITH_MPI=ON (or AUTO, the default)");
-  REQUIRE(*lesson::parallel_refusal(true, false) ==
+  REQUIRE(*apps::parallel_refusal("digits", true, false) ==
           "--distributed: not started by mpirun; run it as mpirun -np N digits --distributed ...");
-  REQUIRE(!lesson::parallel_refusal(true, true));
+  REQUIRE(!apps::parallel_refusal("digits", true, true));
 }
 
 #ifdef MINIDL_DIGITS_EXE
@@ -55,7 +55,7 @@ TEST_CASE("digits --distributed outside mpirun, or --sync-bn alone, is one line 
   TempDir dir;
   ProcessResult r = minidl::testing::run_process({MINIDL_DIGITS_EXE, "--distributed", "--quiet"}, dir.path());
   REQUIRE(r.exit_code == 2);
-  const std::string expected = *lesson::parallel_refusal(distributed::built_with_mpi(), false);
+  const std::string expected = *apps::parallel_refusal("digits", distributed::built_with_mpi(), false);
   REQUIRE(r.err == "digits: " + expected + "\n");
   r = minidl::testing::run_process({MINIDL_DIGITS_EXE, "--sync-bn", "--quiet"}, dir.path());
   REQUIRE(r.exit_code == 2);
@@ -109,7 +109,7 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
 }
 
 // Rows [shard.begin, shard.end) of t (N, ...).
-Tensor rows(const Tensor& t, const lesson::Shard& shard) {
+Tensor rows(const Tensor& t, const apps::Shard& shard) {
   const int64_t row = t.numel() / t.size(0);
   Shape shape = t.shape();
   shape[0] = shard.end - shard.begin;
@@ -159,7 +159,7 @@ Reference batch_norm_per_shard(int world) {
       double loss = 0.0;
       for (int r = 0; r < world; ++r) {
         restore(*model, before);
-        const lesson::Shard shard = lesson::shard_of(n, r, world);
+        const apps::Shard shard = apps::shard_of(n, r, world);
         const float share = float(shard.end - shard.begin) / float(n);
         Tensor l = cross_entropy((*model)(rows(batch.inputs, shard)), rows(batch.targets, shard));
         loss += double(l.item()) * share;

@@ -1,6 +1,6 @@
 // minidl's norm layers against PyTorch 1.13 on the fixtures of scripts/fixtures/norms.py:
 // BatchNorm1d/2d over a sequence of training and eval calls (outputs, input and parameter
-// gradients, running statistics after every call), LayerNorm, RMSNorm (PyTorch's formula)
+// gradients, running statistics after every call), LayerNorm, RMSNorm and DyT (their formulas in PyTorch)
 // and GroupNorm, each option and input rank. Values within 1e-5 absolute or 1e-4 relative;
 // check_close reports the worst element.
 #include <catch2/catch.hpp>
@@ -86,6 +86,20 @@ TEST_CASE("fixtures: RMSNorm matches its formula computed by PyTorch", "[fixture
       rms.load_state_dict(fx.state_for(rms));
       check_call(
           fx, "", [&](const Tensor& x) { return rms(x); }, rms.named_parameters());
+    }
+  }
+}
+
+TEST_CASE("fixtures: DyT matches its formula computed by PyTorch, channels last and first", "[fixtures]") {
+  for (const Fixture& fx : fixtures_of("DyT")) {
+    DYNAMIC_SECTION(fx.name()) {
+      const auto& o = fx.options();
+      nn::DyT dyt(nn::DyTOptions{.normalized_shape = o.at("normalized_shape"),
+                                 .alpha_init_value = o.value("alpha_init_value", 0.5),
+                                 .channels_last = o.value("channels_last", true)});
+      dyt.load_state_dict(fx.state_for(dyt));
+      check_call(
+          fx, "", [&](const Tensor& x) { return dyt(x); }, dyt.named_parameters());
     }
   }
 }

@@ -2,6 +2,7 @@
 // Module.register_forward_pre_hook / register_forward_hook, their order, replacement and
 // removal. Each expected figure is what torch gives for the same lines (noted beside it).
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,21 @@ TEST_CASE("tensor hooks run in registration order, each on the previous one's re
   b.sum().backward();
   CHECK(order == std::vector<std::string>{"first 1.000000", "second 2.000000"});
   check_close(a.grad(), {6.0f});
+}
+
+TEST_CASE("a gradient a hook kept keeps its values through the rest of the backward", "[hooks][autograd]") {
+  const std::vector<float> x0{-1.5f, -0.25f, 0.5f, 2.0f};
+  Tensor x = leaf(x0);
+  Tensor inner = tanh(x);
+  std::vector<Tensor> kept;  // the very gradient tanh's backward is handed next
+  inner.register_hook([&kept](const Tensor& g) { kept.push_back(g); });
+  sum(tanh(inner)).backward();
+  REQUIRE(kept.size() == 1);
+  for (size_t i = 0; i < x0.size(); ++i) {
+    const double in = std::tanh(double(x0[i])), out = std::tanh(in);
+    CHECK(kept[0].data()[i] == Approx(1.0 - out * out).epsilon(1e-6));  // d sum(outer) / d inner
+    CHECK(x.grad().data()[i] == Approx((1.0 - out * out) * (1.0 - in * in)).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("a removed tensor hook does not run, and remove is idempotent and outlives its tensor", "[hooks]") {

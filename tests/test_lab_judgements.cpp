@@ -9,10 +9,10 @@
 #include <set>
 #include <tuple>
 
-#include "lesson/arch.hpp"
-#include "lesson/trainer_setup.hpp"
+#include "models/arch.hpp"
 #include "registry.hpp"
 #include "tools.hpp"
+#include "training/trainer_setup.hpp"
 
 using namespace minidl::lab;
 using minidl::lesson::InitScheme;

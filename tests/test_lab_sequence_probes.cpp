@@ -67,7 +67,7 @@ Norms theorem(double growth, bool pre_shrinks = true, bool post_steady = true) {
 // BatchNorms `batch_norm`, eval mode 0), and per BatchNorm its eval-mode minus train-mode gap.
 std::vector<Record> leak(double per_example, double batch_norm, double gap) {
   std::vector<Record> records;
-  const std::vector<std::pair<NormKind, bool>> probes{{NormKind::Layer, true},  {NormKind::Rms, true},
+  const std::vector<std::pair<NormKind, bool>> probes{{NormKind::Layer, true},  {NormKind::RMS, true},
                                                       {NormKind::Batch, true},  {NormKind::BatchMasked, true},
                                                       {NormKind::Batch, false}, {NormKind::BatchMasked, false}};
   auto keys = [](const std::string& part, NormKind norm, bool train, double seed) {
@@ -103,7 +103,7 @@ std::vector<Record> leak(double per_example, double batch_norm, double gap) {
 // BatchNorm's first token refused or not, and its validation loss `cost` above LayerNorm's 2.2.
 std::vector<Record> batch_one(double cache, double modes, bool refused, double cost) {
   std::vector<Record> records;
-  for (NormKind norm : {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked})
+  for (NormKind norm : {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked})
     for (double seed : {0.0, 1.0, 2.0}) {
       const bool bn = norm == NormKind::Batch || norm == NormKind::BatchMasked;
       records.push_back(Record()
@@ -177,7 +177,7 @@ TEST_CASE("lab sequence: each rule on constructed records", "[lab][lab_sequence]
 
 TEST_CASE("lab sequence leak: later tokens and batch mates move nothing under LayerNorm and RMSNorm, to the last bit",
           "[lab][lab_sequence]") {
-  for (NormKind norm : {NormKind::Layer, NormKind::Rms})
+  for (NormKind norm : {NormKind::Layer, NormKind::RMS})
     for (bool train : {true, false})
       for (uint64_t seed : {0, 1}) {
         const LeakMoves m = measure_leak(words(), norm, train, seed);
@@ -202,7 +202,7 @@ TEST_CASE("lab sequence leak: train-mode BatchNorm moves earlier logits, eval mo
 
 TEST_CASE("lab sequence batch_one: the cache equals full passes, LayerNorm's modes are equal bit for bit",
           "[lab][lab_sequence]") {
-  for (NormKind norm : {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked}) {
+  for (NormKind norm : {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked}) {
     INFO(minidl::charlm::short_name(norm));
     minidl::charlm::ModelOptions options;
     options.norm = norm;
@@ -210,7 +210,7 @@ TEST_CASE("lab sequence batch_one: the cache equals full passes, LayerNorm's mod
     model->eval();
     CHECK(cache_difference(*model, words(), 3) <= 1e-4);
     const double modes = mode_difference(*model, words());
-    if (norm == NormKind::Layer || norm == NormKind::Rms) CHECK(modes == 0.0);
+    if (norm == NormKind::Layer || norm == NormKind::RMS) CHECK(modes == 0.0);
     else CHECK(modes > 1e-3);
     CHECK_FALSE(model->is_training());
   }

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "experiments/experiments.hpp"
-#include "model.hpp"
+#include "models/charlm_model.hpp"
 #include "registry.hpp"
 #include "tools.hpp"
 
@@ -148,7 +148,7 @@ TEST_CASE("lab padding_stats: more padding moves real tokens only under BatchNor
   // products' shapes change with the padding), a visible change for `batch`.
   CHECK(measure_padding_stats(c, minidl::charlm::NormKind::Batch, "random", 0).num("padding_sensitivity") > 1e-2);
   for (auto norm :
-       {minidl::charlm::NormKind::BatchMasked, minidl::charlm::NormKind::Layer, minidl::charlm::NormKind::Rms}) {
+       {minidl::charlm::NormKind::BatchMasked, minidl::charlm::NormKind::Layer, minidl::charlm::NormKind::RMS}) {
     const Record r = measure_padding_stats(c, norm, "random", 0);
     INFO(minidl::charlm::short_name(norm));
     CHECK(r.num("padding_sensitivity") < 1e-4);

@@ -1,11 +1,11 @@
 // The training knobs the lab added to the lesson's network and loop.
 #include <catch2/catch.hpp>
 
-#include "lesson/deep_net.hpp"
-#include "lesson/train_run.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/tensor/error.hpp"
+#include "models/deep_net.hpp"
+#include "training/digits_train.hpp"
 
 using namespace minidl;
 using lesson::NormKind;

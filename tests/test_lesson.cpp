@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "data/batch_order.hpp"
-#include "lesson/train_run.hpp"
 #include "support/check.hpp"
+#include "training/digits_train.hpp"
 
 using namespace minidl;
 using lesson::NormKind;
@@ -76,8 +76,9 @@ TEST_CASE("norm names parse and print as the lesson writes them", "[lesson]") {
   CHECK(lesson::display_name(NormKind::Batch) == "BatchNorm1d");
   CHECK(lesson::display_name(NormKind::RMS) == "RMSNorm");
   REQUIRE_THROWS_AS(lesson::parse_norm("weight"), UsageError);
-  REQUIRE_THROWS_WITH(lesson::parse_norm("weight"),
-                      Catch::Contains("unknown norm \"weight\": choose from none, batch, layer, rms, group, instance"));
+  REQUIRE_THROWS_WITH(
+      lesson::parse_norm("weight"),
+      Catch::Contains("unknown norm \"weight\": choose from none, batch, layer, rms, group, instance, dyt"));
 }
 
 TEST_CASE("the lesson's finding: the deep tanh network learns only with a norm layer", "[lesson]") {

@@ -24,8 +24,8 @@
 
 #include "data/batch_order.hpp"
 #include "data/digits.hpp"
-#include "lesson/train_run.hpp"
 #include "minidl/io/safetensors.hpp"
+#include "training/digits_train.hpp"
 
 using namespace minidl;
 

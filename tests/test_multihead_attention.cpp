@@ -1,9 +1,11 @@
-// nn::MultiheadAttention: parameters, init and repr as PyTorch's, masks of both kinds (true =
-// ignored), weights, layouts, errors, PyTorch's fixtures (scripts/fixtures/attention.py) and
-// finite differences.
+// nn::MultiheadAttention: parameters, init and repr as PyTorch's, masks of both kinds
+// (AttentionMask::ignored: true = ignored), weights, layouts, errors, PyTorch's fixtures
+// (scripts/fixtures/attention.py) and finite differences.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
+#include "minidl/autograd/node.hpp"
 #include "minidl/nn/attention/multihead_attention.hpp"
 #include "support/check.hpp"
 #include "support/dropped_weights.hpp"
@@ -14,7 +16,6 @@ using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
 using nn::MhaCall;
-using nn::MhaMask;
 using nn::MultiheadAttention;
 using nn::MultiheadAttentionOptions;
 
@@ -24,9 +25,9 @@ namespace {
 MhaCall fixture_call(const minidl::testing::Fixture& fx) {
   MhaCall call;
   const nlohmann::json& o = fx.options();
-  if (o["key_padding_mask"].get<bool>()) call.key_padding_mask = MhaMask::boolean(fx["key_padding_mask"]);
-  if (o["attn_mask"] == "boolean") call.attn_mask = MhaMask::boolean(fx["attn_mask"]);
-  if (o["attn_mask"] == "additive") call.attn_mask = MhaMask::additive(fx["attn_mask"]);
+  if (o["key_padding_mask"].get<bool>()) call.key_padding_mask = AttentionMask::ignored(fx["key_padding_mask"]);
+  if (o["attn_mask"] == "boolean") call.attn_mask = AttentionMask::ignored(fx["attn_mask"]);
+  if (o["attn_mask"] == "additive") call.attn_mask = AttentionMask::additive(fx["attn_mask"]);
   call.need_weights = o["need_weights"];
   call.average_attn_weights = o["average_attn_weights"];
   return call;
@@ -79,31 +80,61 @@ TEST_CASE("MultiheadAttention: masks of either kind agree, and weights are optio
   const Tensor x = Tensor::randn({2, 4, 6}, gen);
   const Tensor padding = Tensor::from_vector({0, 0, 0, 1, 0, 0, 1, 1}, {2, 4});
   const Tensor minus_inf = Tensor::from_vector({0, 0, 0, -INFINITY, 0, 0, -INFINITY, -INFINITY}, {2, 4});
-  const nn::MhaResult boolean = mha.forward(x, x, x, {.key_padding_mask = MhaMask::boolean(padding)});
-  const nn::MhaResult additive = mha.forward(x, x, x, {.key_padding_mask = MhaMask::additive(minus_inf)});
+  const nn::MhaResult boolean = mha.forward(x, x, x, {.key_padding_mask = AttentionMask::ignored(padding)});
+  const nn::MhaResult additive = mha.forward(x, x, x, {.key_padding_mask = AttentionMask::additive(minus_inf)});
   check_close(boolean.output, additive.output, 0, 0);
   CHECK(boolean.weights.shape() == Shape{2, 4, 4});
   check_close(narrow(narrow(boolean.weights, 0, 1, 1), 2, 2, 2), std::vector<float>(8, 0.0f), 0, 0);  // ignored keys
   const nn::MhaResult no_weights =
-      mha.forward(x, x, x, {.key_padding_mask = MhaMask::boolean(padding), .need_weights = false});
+      mha.forward(x, x, x, {.key_padding_mask = AttentionMask::ignored(padding), .need_weights = false});
   CHECK(!no_weights.weights.defined());
   check_close(no_weights.output, boolean.output, 1e-6, 1e-5);
   check_close(mha.forward(x), mha.forward(x, x, x).output, 0, 0);
   // is_causal is a hint: the attn_mask given is what applies.
   const Tensor causal = triu(Tensor::ones({4, 4}), 1);
-  check_close(mha.forward(x, x, x, {.attn_mask = MhaMask::boolean(causal), .is_causal = true}).output,
-              mha.forward(x, x, x, {.attn_mask = MhaMask::boolean(causal)}).output, 0, 0);
+  check_close(mha.forward(x, x, x, {.attn_mask = AttentionMask::ignored(causal), .is_causal = true}).output,
+              mha.forward(x, x, x, {.attn_mask = AttentionMask::ignored(causal)}).output, 0, 0);
 }
 
-TEST_CASE("MultiheadAttention: a query with every key ignored gives NaN with weights, zeros without, as 2.5+",
+TEST_CASE("MultiheadAttention: a query with every key ignored gives zeros, with weights or without, as SDPA 2.5+",
           "[attention]") {
   Generator gen(9);
   MultiheadAttention mha(4, 2, gen);
   const Tensor x = Tensor::randn({3, 4}, gen);  // unbatched (L, E)
-  const MhaMask all_ignored = MhaMask::boolean(Tensor::ones({3}));
-  for (float y : mha.forward(x, x, x, {.key_padding_mask = all_ignored}).output.to_vector()) CHECK(std::isnan(y));
-  const Tensor zeros = mha.forward(x, x, x, {.key_padding_mask = all_ignored, .need_weights = false}).output;
-  check_close(zeros, mha.out_proj->bias.reshape({1, 4}) * Tensor::ones({3, 1}), 0, 0);  // out_proj of 0
+  const AttentionMask all_ignored = AttentionMask::ignored(Tensor::ones({3}));
+  const Tensor out_proj_of_zeros = mha.out_proj->bias.reshape({1, 4}) * Tensor::ones({3, 1});
+  for (bool weights : {true, false}) {
+    const nn::MhaResult r = mha.forward(x, x, x, {.key_padding_mask = all_ignored, .need_weights = weights});
+    check_close(r.output, out_proj_of_zeros, 0, 0);
+    if (weights) check_close(r.weights, std::vector<float>(9, 0.0f), 0, 0);
+  }
+}
+
+TEST_CASE("MultiheadAttention: self-attention without weights runs the packed op, as SDPA would", "[attention]") {
+  Generator gen(11);
+  MultiheadAttention mha(MultiheadAttentionOptions(6, 3).batch_first(true), gen);
+  const Tensor x = Tensor::randn({2, 4, 6}, gen);
+  const AttentionMask causal = AttentionMask::ignored(triu(Tensor::ones({4, 4}), 1));
+  // Whether self_attention_packed is among the ops y's graph recorded.
+  const std::function<bool(const Node*)> recorded = [&](const Node* node) {
+    if (!node) return false;
+    if (node->name == "SelfAttentionPacked") return true;
+    for (const auto& input : node->inputs)
+      if (input && recorded(input->grad_fn.get())) return true;
+    return false;
+  };
+  const auto made_by_packed_op = [&](const Tensor& y) { return recorded(y.grad_fn().get()); };
+  for (bool is_causal : {true, false}) {
+    INFO("is_causal " << is_causal);
+    const MhaCall packed{
+        .need_weights = false, .attn_mask = is_causal ? causal : AttentionMask(), .is_causal = is_causal};
+    const Tensor fast = mha.forward(x, x, x, packed).output;
+    CHECK(made_by_packed_op(fast));
+    const nn::MhaResult sdpa = mha.forward(x, x, x, {.attn_mask = is_causal ? causal : AttentionMask()});
+    CHECK(!made_by_packed_op(sdpa.output));
+    check_close(fast, sdpa.output, 1e-6, 1e-5);
+  }
+  CHECK(!made_by_packed_op(mha.forward(x, x * 1.0f, x, {.need_weights = false}).output));  // not one tensor
 }
 
 TEST_CASE("MultiheadAttention refuses bad options, shapes and masks, naming them", "[attention]") {
@@ -121,16 +152,16 @@ TEST_CASE("MultiheadAttention refuses bad options, shapes and masks, naming them
                                "(L, E), (S, E)) with E = embed_dim = 4 (kdim and vdim are not supported), got query "
                                "[3, 2, 4], key [3, 2, 4], value [3, 2, 5]"));
   REQUIRE_THROWS_WITH(mha.forward(x, x, Tensor::zeros({3, 1, 4})), Contains("value [3, 1, 4]"));
-  REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.key_padding_mask = MhaMask::boolean(Tensor::zeros({3, 2}))}),
+  REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.key_padding_mask = AttentionMask::ignored(Tensor::zeros({3, 2}))}),
                       Contains("MultiheadAttention: expected key_padding_mask of shape (N, S) = [2, 3], got [3, 2]"));
-  REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.attn_mask = MhaMask::additive(Tensor::zeros({2, 3, 3}))}),
+  REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.attn_mask = AttentionMask::additive(Tensor::zeros({2, 3, 3}))}),
                       Contains("MultiheadAttention: expected attn_mask of shape (L, S) = [3, 3] or (N * num_heads, L, "
                                "S) = [4, 3, 3], got [2, 3, 3]"));
   REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.is_causal = true}),
                       Contains("MultiheadAttention: Need attn_mask if specifying the is_causal hint."));
-  REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.attn_mask = MhaMask::boolean(Tensor::full({3, 3}, 2.0f))}),
-                      Contains("MultiheadAttention: expected a boolean mask of 0s and 1s (1 = ignored, PyTorch's "
-                               "true), got 2 at flat index 0 of the mask of shape [3, 3]"));
+  REQUIRE_THROWS_WITH(mha.forward(x, x, x, {.attn_mask = AttentionMask::ignored(Tensor::full({3, 3}, 2.0f))}),
+                      Contains("attention: expected a boolean mask of 0s and 1s (minidl's masks are float32, 1 for "
+                               "true = ignored), got 2 at flat index 0 of the mask of shape [3, 3]"));
 }
 
 TEST_CASE("MultiheadAttention drops attention weights in training only", "[attention]") {
@@ -199,7 +230,7 @@ TEST_CASE("MultiheadAttention without weights drops attention weights in trainin
 TEST_CASE("MultiheadAttention's input gradients match finite differences", "[attention][autograd]") {
   Generator gen(11);
   MultiheadAttention mha(MultiheadAttentionOptions(4, 2).batch_first(true), gen);
-  const MhaMask padding = MhaMask::boolean(Tensor::from_vector({0, 0, 1, 0, 0, 0}, {2, 3}));
+  const AttentionMask padding = AttentionMask::ignored(Tensor::from_vector({0, 0, 1, 0, 0, 0}, {2, 3}));
   check_gradients(
       [&](const std::vector<Tensor>& in) {
         const nn::MhaResult r = mha.forward(in[0], in[1], in[2], {.key_padding_mask = padding});

@@ -102,7 +102,7 @@ TEST_CASE("Residual refuses a module that changes the shape, naming both shapes"
                     "connection needs the same shape");
   CHECK_THROWS_WITH(nn::Residual(std::shared_ptr<nn::Module>()), "Residual: expected a module, got a null pointer");
   CHECK_THROWS_WITH(nn::PreNormBlock({.width = 4, .norm = "batch"}),
-                    "BlockOptions: unknown norm \"batch\": choose from layer, rms");
+                    "BlockOptions: unknown norm \"batch\": choose from layer, rms, dyt");
   CHECK_THROWS_WITH(nn::PostNormBlock({.width = 4, .activation = "elu"}),
                     "BlockOptions: unknown activation \"elu\": choose from gelu, tanh, relu, silu");
   CHECK_THROWS_WITH(nn::mlp({.width = 0}), "BlockOptions: width must be at least 1, got 0");

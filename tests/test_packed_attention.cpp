@@ -94,3 +94,32 @@ TEST_CASE("self_attention_packed refuses a qkv that does not pack heads, naming 
   CHECK_THROWS_WITH(self_attention_packed(Tensor::zeros({1, 4, 24}), 3, true), refused({1, 4, 24}, 3));
   CHECK_THROWS_WITH(self_attention_packed(Tensor::zeros({1, 4, 24}), 0, true), refused({1, 4, 24}, 0));
 }
+
+TEST_CASE("self_attention_packed with a cache: one position at a time, or a few, gives the full causal call",
+          "[attention]") {
+  Generator gen(36);
+  const Tensor qkv = Tensor::randn({2, 6, 3 * 8}, gen);  // (B, T, 3C), C = 8
+  const Tensor full = self_attention_packed(qkv, 2, true);
+  LayerCache one_by_one;
+  std::vector<Tensor> steps;
+  for (int64_t t = 0; t < 6; ++t) steps.push_back(self_attention_packed(narrow(qkv, 1, t, 1), 2, one_by_one));
+  CHECK(one_by_one.length() == 6);
+  // One query row against the cache's keys is another sgemm shape than the (T, T) block: the
+  // sums may round differently, within float32's few ulps.
+  check_close(cat(steps, 1), full, 1e-6, 1e-5);
+  LayerCache prompt_then_rest;  // a prompt of 4 positions, then 2 more: aligned bottom-right
+  self_attention_packed(narrow(qkv, 1, 0, 4), 2, prompt_then_rest);
+  const Tensor rest = self_attention_packed(narrow(qkv, 1, 4, 2), 2, prompt_then_rest);
+  check_close(rest, narrow(full, 1, 4, 2), 1e-6, 1e-5);
+}
+
+TEST_CASE("self_attention_packed with a cache refuses a graph and a qkv unlike the cache's", "[attention]") {
+  LayerCache cache;
+  CHECK_THROWS_WITH(self_attention_packed(Tensor::zeros({1, 1, 24}).requires_grad_(true), 2, cache),
+                    Contains("self_attention_packed with a cache: generation records no graph; call it under "
+                             "NoGradGuard"));
+  self_attention_packed(Tensor::zeros({1, 1, 24}), 2, cache);
+  CHECK_THROWS_WITH(self_attention_packed(Tensor::zeros({2, 1, 24}), 2, cache),
+                    Contains("self_attention_packed: expected qkv (B, L, 3C) with the cache's B and 3C, got qkv of "
+                             "shape [2, 1, 24] and a cache of shape [1, 1, 24]"));
+}

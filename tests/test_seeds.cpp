@@ -3,7 +3,7 @@
 // each epoch's validation figures.
 #include <cmath>
 
-#include "lesson/seeds.hpp"
+#include "runs/seeds.hpp"
 #include "support/check.hpp"
 
 using namespace minidl;

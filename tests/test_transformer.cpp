@@ -11,7 +11,6 @@ using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
-using nn::MhaMask;
 using nn::TransformerEncoderLayerOptions;
 
 namespace {
@@ -26,13 +25,13 @@ TransformerEncoderLayerOptions fixture_layer_options(const nlohmann::json& o) {
 }
 
 // The masks a fixture names: its causal mask is a float one, its boolean masks 1 = ignored.
-std::pair<MhaMask, MhaMask> fixture_masks(const minidl::testing::Fixture& fx) {
+std::pair<AttentionMask, AttentionMask> fixture_masks(const minidl::testing::Fixture& fx) {
   const std::string kind = fx.options()["src_mask"];
-  const MhaMask mask = kind == "causal"    ? MhaMask::additive(fx["attn_mask"])
-                       : kind == "boolean" ? MhaMask::boolean(fx["attn_mask"])
-                                           : MhaMask();
+  const AttentionMask mask = kind == "causal"    ? AttentionMask::additive(fx["attn_mask"])
+                             : kind == "boolean" ? AttentionMask::ignored(fx["attn_mask"])
+                                                 : AttentionMask();
   const bool padded = fx.options()["src_key_padding_mask"];
-  return {mask, padded ? MhaMask::boolean(fx["key_padding_mask"]) : MhaMask()};
+  return {mask, padded ? AttentionMask::ignored(fx["key_padding_mask"]) : AttentionMask()};
 }
 
 }  // namespace
@@ -93,12 +92,14 @@ TEST_CASE("fixtures: a pre-norm TransformerEncoder with a final norm matches PyT
 TEST_CASE("TransformerEncoder's layers start as copies of the first, as PyTorch's deep copies", "[transformer]") {
   Generator gen(3), same(3);
   nn::TransformerEncoder encoder(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), 3, nullptr, gen);
-  const nn::StateDict first = encoder.layers[0]->state_dict(), third = encoder.layers[2]->state_dict();
+  const nn::StateDict first = encoder.layers->at<nn::TransformerEncoderLayer>(0).state_dict(),
+                      third = encoder.layers->at<nn::TransformerEncoderLayer>(2).state_dict();
   for (size_t i = 0; i < first.size(); ++i) check_close(third[i].value, first[i].value, 0, 0);
-  CHECK(!encoder.layers[0]->linear1->weight.same(encoder.layers[2]->linear1->weight));  // copies, not shared
+  CHECK(!encoder.layers->at<nn::TransformerEncoderLayer>(0).linear1->weight.same(
+      encoder.layers->at<nn::TransformerEncoderLayer>(2).linear1->weight));  // copies, not shared
   // Only the first layer drew from gen: one layer built from the same seed is that layer.
   nn::TransformerEncoderLayer one(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), same);
-  check_close(one.linear2->weight, encoder.layers[1]->linear2->weight, 0, 0);
+  check_close(one.linear2->weight, encoder.layers->at<nn::TransformerEncoderLayer>(1).linear2->weight, 0, 0);
   CHECK(minidl::testing::state_dict_keys(encoder).front() == "layers.0.self_attn.in_proj_weight");
   CHECK(minidl::testing::state_dict_keys(encoder).back() == "layers.2.norm2.bias");
 }
@@ -109,7 +110,7 @@ TEST_CASE("TransformerEncoderLayer and TransformerEncoder refuse bad options, na
   REQUIRE_THROWS_WITH(nn::TransformerEncoder(TransformerEncoderLayerOptions(8, 2), 0),
                       Contains("TransformerEncoder: expected num_layers >= 1, got 0"));
   nn::TransformerEncoderLayer layer(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8));
-  REQUIRE_THROWS_WITH(layer.forward(Tensor::zeros({3, 1, 4}), MhaMask(), MhaMask(), true),
+  REQUIRE_THROWS_WITH(layer.forward(Tensor::zeros({3, 1, 4}), AttentionMask(), AttentionMask(), true),
                       Contains("Need attn_mask if specifying the is_causal hint"));
   // The stack's "layers" child is PyTorch's ModuleList: a container without a forward.
   nn::TransformerEncoder encoder(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), 1);
@@ -135,7 +136,7 @@ TEST_CASE("TransformerEncoderLayer's input gradient matches finite differences, 
     nn::TransformerEncoderLayer layer(
         TransformerEncoderLayerOptions(4, 2).dim_feedforward(6).dropout(0.0).activation("gelu").norm_first(norm_first),
         gen);
-    const MhaMask causal = MhaMask::additive(nn::generate_square_subsequent_mask(3));
+    const AttentionMask causal = AttentionMask::additive(nn::generate_square_subsequent_mask(3));
     check_gradients([&](const std::vector<Tensor>& in) { return layer.forward(in[0], causal); },
                     {Tensor::randn({3, 2, 4}, gen)});
   }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
 

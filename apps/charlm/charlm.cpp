@@ -9,15 +9,16 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include "data/batch_order.hpp"
-#include "distributed.hpp"
 #include "interrupt.hpp"
 #include "options.hpp"
 #include "output_checks.hpp"
 #include "report.hpp"
+#include "runs/distributed.hpp"
 #include "sample.hpp"
-#include "stats.hpp"
+#include "training/charlm_stats.hpp"
 
 namespace fs = std::filesystem;
 using namespace minidl;
@@ -181,13 +182,37 @@ int run(Settings s) {
   return failed ? 1 : 0;
 }
 
+// --distributed: every rank runs the same runs; rank 0 alone prints and writes.
+int run_distributed(Settings s) {
+  // Batches are whole (the short last one dropped; run() refuses one larger than the split)
+  // and every word holds 2 positions or more, so BatchNorm on a shard has its 2 values: only
+  // the split of the batch itself can be refused.
+  const apps::BatchSplit split{s.run.batch_size, /*drop_last=*/true, /*plain_batch_norm=*/false,
+                               [] { return std::numeric_limits<int64_t>::max(); }};
+  return apps::run_distributed("charlm", split, [&](std::shared_ptr<apps::DataParallel> parallel) {
+    if (!s.threads) s.threads = apps::threads_per_rank();
+    s.run.parallel = parallel;
+    s.run.model.sync_batch_norm = s.sync_bn;
+    if (parallel->rank() != 0) {
+      s.quiet = true;
+      s.print = false;
+      s.samples = 0;
+      s.curves.clear();
+      s.val_curves.clear();
+      s.summary.clear();
+      s.save_dir.clear();
+    }
+    return run(s);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   apps::install_signal_handlers();
   try {
     std::optional<Settings> settings = parse_settings(argc, argv);
-    if (settings && settings->distributed) return run_distributed(std::move(*settings), run);
+    if (settings && settings->distributed) return run_distributed(std::move(*settings));
     return settings ? run(std::move(*settings)) : 0;
   } catch (const UsageError& e) {
     std::cerr << "charlm: " << e.what() << std::endl;

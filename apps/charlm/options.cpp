@@ -8,8 +8,8 @@
 #include <limits>
 #include <set>
 
-#include "lesson/run_stats.hpp"
-#include "lesson/seeds.hpp"
+#include "runs/run_stats.hpp"
+#include "runs/seeds.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,7 +25,7 @@ cxxopts::Options command_line() {
                      "seed, then writes new words.");
   o.set_width(100);
   using cxxopts::value;
-  o.add_options()("norm", "comma list of layer, rms, batch, batch-masked, none",
+  o.add_options()("norm", "comma list of layer, rms, batch, batch-masked, none, dyt",
                   value<std::string>()->default_value("layer"),
                   "LIST")("norm-position", "comma list of pre (x + f(norm(x))) and post (norm(x + f(x)))",
                           value<std::string>()->default_value("pre"), "LIST")(

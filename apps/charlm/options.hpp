@@ -9,7 +9,7 @@
 
 #include "attention_dump.hpp"
 #include "sample.hpp"
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
 
@@ -20,7 +20,7 @@ struct Settings {
   RunOptions run;  // model sizes and training; norm, position, seed, init and batch order per run
   std::optional<int> threads;
   bool quiet = false;
-  std::string data_file;  // the word list; its split files beside it (words.hpp)
+  std::string data_file;  // the word list; its split files beside it (data/words.hpp)
   std::string curves, val_curves, summary, save_dir, init_from_dir, batch_order;
   int64_t samples = 0;  // --sample N: words written by each run's model
   SampleOptions sample;

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "lesson/seeds.hpp"
-#include "lesson/train_run.hpp"
+#include "runs/seeds.hpp"
+#include "training/digits_train.hpp"
 #if MINIDL_WITH_MPI
 #include "minidl/distributed/collectives.hpp"
 #include "minidl/distributed/environment.hpp"

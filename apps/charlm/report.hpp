@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "options.hpp"
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
 

@@ -1,6 +1,6 @@
 #include "sample.hpp"
 
-#include "words.hpp"
+#include "data/words.hpp"
 
 namespace minidl::charlm {
 

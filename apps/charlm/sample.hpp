@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
+#include "models/charlm_model.hpp"
 
 namespace minidl::charlm {
 

@@ -21,15 +21,15 @@
 
 #include "address_limit.hpp"
 #include "data/batch_order.hpp"
-#include "distributed.hpp"
 #include "interrupt.hpp"
-#include "lesson/run_stats.hpp"
-#include "lesson/seeds.hpp"
-#include "lesson/train_run.hpp"
 #include "minidl/minidl.hpp"
 #include "options.hpp"
 #include "outputs.hpp"
+#include "runs/distributed.hpp"
+#include "runs/run_stats.hpp"
+#include "runs/seeds.hpp"
 #include "summary.hpp"
+#include "training/digits_train.hpp"
 
 namespace fs = std::filesystem;
 using namespace minidl;
@@ -234,13 +234,36 @@ int run(Settings s) {
   return failed ? 1 : 0;
 }
 
+// --distributed: every rank runs the same runs, one after another (every rank must reach each
+// collective in the same order); rank 0 alone prints and writes.
+int run_distributed(Settings s) {
+  const bool plain_batch_norm =
+      !s.sync_bn && std::find(s.norms.begin(), s.norms.end(), NormKind::Batch) != s.norms.end();
+  const BatchSplit split{s.train.batch_size, s.train.drop_last, plain_batch_norm,
+                         [&] { return data::load_digits(s.data_dir).X_train.size(0); }, s.sync_bn};
+  return apps::run_distributed("digits", split, [&](std::shared_ptr<DataParallel> parallel) {
+    s.jobs = 1;
+    if (!s.threads) s.threads = threads_per_rank();
+    s.train.parallel = parallel;
+    if (parallel->rank() != 0) {
+      s.quiet = true;
+      s.curves.clear();
+      s.validation.clear();
+      s.summary.clear();
+      s.save_dir.clear();
+      s.print = false;
+    }
+    return run(s);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   install_signal_handlers();
   try {
     std::optional<Settings> settings = parse_settings(argc, argv);
-    if (settings && settings->distributed) return run_distributed(std::move(*settings), run);
+    if (settings && settings->distributed) return run_distributed(std::move(*settings));
     return settings ? run(std::move(*settings)) : 0;
   } catch (const UsageError& e) {
     std::cerr << "digits: " << e.what() << std::endl;

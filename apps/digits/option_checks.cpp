@@ -2,10 +2,10 @@
 // that need the training split.
 #include <limits>
 
-#include "lesson/cnn.hpp"
-#include "lesson/run_stats.hpp"
 #include "minidl/tensor/error.hpp"
+#include "models/cnn.hpp"
 #include "options.hpp"
+#include "runs/run_stats.hpp"
 
 namespace minidl::digits {
 
@@ -21,7 +21,7 @@ void check_norm(NormKind norm, const Settings& s) {
     if (norm == NormKind::RMS)
       throw UsageError(
           "the CNN has no RMSNorm form (RMSNorm normalizes trailing dims): choose from none, batch, layer, "
-          "group, instance with --arch cnn");
+          "group, instance, dyt with --arch cnn");
     if (norm == NormKind::Group && lesson::kCnnChannels % net.groups != 0)
       throw UsageError(cat("GroupNorm in the CNN needs groups to divide its ", lesson::kCnnChannels, " and ",
                            2 * lesson::kCnnChannels, " channels: groups ", net.groups, " does not divide ",

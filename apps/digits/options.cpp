@@ -11,8 +11,8 @@
 #include <map>
 #include <thread>
 
-#include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "runs/seeds.hpp"
 
 namespace fs = std::filesystem;
 
@@ -38,7 +38,7 @@ struct Declared {
 // In --help's order. Every value is read as text and parsed below, so each message names its
 // option (cxxopts' own numbers would take "0x10" as 16 and report "Argument '' failed to parse").
 const Declared kOptions[] = {
-    {"", "norm", "comma list of none, batch, layer, rms, group (instance: --arch cnn only)", "none,batch,layer",
+    {"", "norm", "comma list of none, batch, layer, rms, group, dyt (instance: --arch cnn only)", "none,batch,layer",
      "LIST"},
     {"", "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7", "0-4",
      "LIST"},
@@ -82,7 +82,7 @@ const Declared kOptions[] = {
     {"", "sync-bn", "with --distributed: BatchNorm layers as SyncBatchNorm (statistics over the whole global batch)",
      nullptr, nullptr},
     {"", "help", "show this help", nullptr, nullptr},
-    // The trainer's tools (lesson/trainer_setup.hpp says what each does).
+    // The trainer's tools (training/trainer_setup.hpp says what each does).
     {"", "optimizer", "sgd, adam or adamw (--lr applies to each)", "sgd", "NAME"},
     {"", "momentum", "SGD's momentum (default 0; not with adam/adamw)", nullptr, "M"},
     {"", "weight-decay", "L2 penalty (sgd, adam) or decoupled decay (adamw); default 0, adamw 0.01", nullptr, "WD"},
@@ -167,14 +167,14 @@ double parse_real(const std::string& option, const std::string& text) {
 
 // "none,batch,layer" -> the norms in that order; an empty item or a norm twice is refused.
 std::vector<NormKind> parse_norms(const std::string& list) {
-  if (list.empty()) throw UsageError("--norm is empty: choose from none, batch, layer, rms, group");
+  if (list.empty()) throw UsageError("--norm is empty: choose from none, batch, layer, rms, group, dyt");
   std::vector<NormKind> norms;
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string name = list.substr(start, comma - start);
     if (name.empty())
-      throw UsageError(cat("--norm \"", list, "\" has an empty item: choose from none, batch, layer, rms, group"));
+      throw UsageError(cat("--norm \"", list, "\" has an empty item: choose from none, batch, layer, rms, group, dyt"));
     const NormKind norm = lesson::parse_norm(name);
     if (std::find(norms.begin(), norms.end(), norm) != norms.end())
       throw UsageError(cat("--norm lists \"", name, "\" twice"));
@@ -294,8 +294,8 @@ void read_model(const Line& line, Settings& s) {
   if (!residual) return;
   if (!line.given("norm")) s.norms = {NormKind::Layer};
   for (NormKind norm : s.norms)
-    if (norm != NormKind::Layer && norm != NormKind::RMS)
-      throw UsageError(cat("--arch ", arch, " takes --norm layer or rms, got ", lesson::short_name(norm)));
+    if (norm != NormKind::Layer && norm != NormKind::RMS && norm != NormKind::DyT)
+      throw UsageError(cat("--arch ", arch, " takes --norm layer, rms or dyt, got ", lesson::short_name(norm)));
 }
 
 }  // namespace

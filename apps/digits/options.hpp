@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "lesson/train_run.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::digits {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "lesson/train_run.hpp"
 #include "options.hpp"
 #include "output_checks.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::digits {
 

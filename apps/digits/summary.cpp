@@ -4,7 +4,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
-#include "lesson/seeds.hpp"
+#include "runs/seeds.hpp"
 #if MINIDL_WITH_MPI
 #include "minidl/distributed/collectives.hpp"
 #include "minidl/distributed/environment.hpp"

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "lesson/train_run.hpp"
 #include "options.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::digits {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "data/digits.hpp"
-#include "words.hpp"
+#include "data/words.hpp"
 
 namespace minidl::lab {
 

@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
-#include "model.hpp"
+#include "models/charlm_model.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "runner.hpp"
+#include "runs/seeds.hpp"
 #include "tools.hpp"
 
 using namespace minidl;

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <thread>
 
-#include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "runs/seeds.hpp"
 
 namespace fs = std::filesystem;
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
 #include "registry.hpp"
+#include "runs/seeds.hpp"
 #include "tools.hpp"
 
 namespace fs = std::filesystem;

@@ -229,7 +229,8 @@ std::string anchor(const std::string& heading) {
 }
 
 std::string norm_line(NormKind norm) {
-  static const char* const colours[] = {"#555555", "#1b9e77", "#d95f02", "#7570b3", "#e7298a"};  // by NormKind
+  static const char* const colours[] = {"#555555", "#1b9e77", "#d95f02", "#7570b3",
+                                        "#e7298a", "#66a61e", "#e6ab02", "#a6761d"};  // by NormKind
   return cat(" with yerrorlines lw 2 lc rgb '", colours[size_t(norm)], "' title '", lesson::display_name(norm), "'");
 }
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "lab.hpp"
-#include "lesson/seeds.hpp"
-#include "lesson/train_run.hpp"
+#include "runs/seeds.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::lab {
 

@@ -38,11 +38,6 @@ bool needs_grad(std::span<const Tensor> inputs) {
   return false;
 }
 
-Tensor grad_output_buffer(const Tensor& grad) {
-  const bool only_the_engine = grad.impl_ptr().use_count() == 1 && grad.impl()->storage.use_count() == 1;
-  return only_the_engine && !grad.requires_grad() ? grad : Tensor::empty(grad.shape());
-}
-
 Tensor record(Tensor out, const char* name, std::span<const Tensor> inputs, BackwardFn backward) {
   if (!needs_grad(inputs)) return out;
   auto node = detail::make_pooled<Node>();  // from the free lists

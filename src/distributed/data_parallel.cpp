@@ -122,9 +122,18 @@ void DistributedDataParallel::broadcast_buffers() {
   unpack(buffer_, buffers);
 }
 
-Tensor DistributedDataParallel::forward(const Tensor& input) {
+void DistributedDataParallel::before_forward() {
   if (options_.broadcast_buffers && grad_enabled()) broadcast_buffers();
+}
+
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  before_forward();
   return module_->forward(input);
+}
+
+Tensor DistributedDataParallel::forward_with(const std::function<Tensor(nn::Module&)>& forward_of) {
+  before_forward();
+  return forward_of(*module_);
 }
 
 void DistributedDataParallel::reduce_gradients() {

@@ -46,7 +46,7 @@ RemovableHandle Module::register_forward_hook(ForwardHook hook) {
   return RemovableHandle(std::weak_ptr<detail::HookRemover>(hooks_->post), id);
 }
 
-Tensor Module::call_with_hooks(const Tensor& given) {
+Tensor Module::call_with_hooks(const Tensor& given, const std::function<Tensor(const Tensor&)>& forward_of) {
   // The lists stay alive while their hooks run, even if a hook removes itself.
   const std::shared_ptr<HookList<ForwardPreHook>> pre = hooks_->pre;
   const std::shared_ptr<HookList<ForwardHook>> post = hooks_->post;
@@ -54,7 +54,7 @@ Tensor Module::call_with_hooks(const Tensor& given) {
   if (!pre->empty())
     for (const ForwardPreHook& hook : pre->hooks())
       if (Tensor replaced = hook(*this, input); replaced.defined()) input = std::move(replaced);
-  Tensor output = forward(input);
+  Tensor output = forward_of ? forward_of(input) : forward(input);
   if (!post->empty())
     for (const ForwardHook& hook : post->hooks())
       if (Tensor replaced = hook(*this, input, output); replaced.defined()) output = std::move(replaced);

@@ -38,8 +38,8 @@ Tensor Residual::forward(const Tensor& input) {
 void check_block_options(const BlockOptions& o) {
   if (o.width < 1) throw Error(cat("BlockOptions: width must be at least 1, got ", o.width));
   if (o.expansion < 1) throw Error(cat("BlockOptions: expansion must be at least 1, got ", o.expansion));
-  if (o.norm != "layer" && o.norm != "rms")
-    throw Error(cat("BlockOptions: unknown norm \"", o.norm, "\": choose from layer, rms"));
+  if (o.norm != "layer" && o.norm != "rms" && o.norm != "dyt")
+    throw Error(cat("BlockOptions: unknown norm \"", o.norm, "\": choose from layer, rms, dyt"));
   (void)make_activation(o.activation);
   check_dropout_probability(o.dropout);
 }
@@ -58,6 +58,7 @@ std::shared_ptr<Sequential> mlp(const BlockOptions& o, Generator& gen) {
 std::shared_ptr<Module> block_norm(const BlockOptions& o) {
   check_block_options(o);
   if (o.norm == "rms") return std::make_shared<RMSNorm>(o.width);
+  if (o.norm == "dyt") return std::make_shared<DyT>(o.width);
   return std::make_shared<LayerNorm>(o.width);
 }
 

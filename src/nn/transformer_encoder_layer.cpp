@@ -44,8 +44,8 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(options.dropout()));
 }
 
-Tensor TransformerEncoderLayer::self_attention_block(const Tensor& x, const MhaMask& mask, const MhaMask& padding,
-                                                     bool is_causal) {
+Tensor TransformerEncoderLayer::self_attention_block(const Tensor& x, const AttentionMask& mask,
+                                                     const AttentionMask& padding, bool is_causal) {
   const MhaCall call{.key_padding_mask = padding, .need_weights = false, .attn_mask = mask, .is_causal = is_causal};
   return (*dropout1)(self_attn->forward(x, x, x, call).output);
 }
@@ -55,8 +55,8 @@ Tensor TransformerEncoderLayer::feed_forward_block(const Tensor& x) {
   return (*dropout2)((*linear2)((*dropout)(options_.activation() == "gelu" ? gelu(hidden) : relu(hidden))));
 }
 
-Tensor TransformerEncoderLayer::forward(const Tensor& src, const MhaMask& src_mask, const MhaMask& src_key_padding_mask,
-                                        bool is_causal) {
+Tensor TransformerEncoderLayer::forward(const Tensor& src, const AttentionMask& src_mask,
+                                        const AttentionMask& src_key_padding_mask, bool is_causal) {
   Tensor x = src;
   if (options_.norm_first()) {
     x = x + self_attention_block((*norm1)(x), src_mask, src_key_padding_mask, is_causal);

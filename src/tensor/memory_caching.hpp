@@ -14,8 +14,7 @@ namespace minidl::detail {
 
 /// The switch: 1 on, 0 off, -1 before the environment was read. Constant-initialized, so an
 /// allocation during static initialization finds it too; every allocation and free of a
-/// step reads it, inline (an out-of-line call showed in a profile: docs/benchmarks.md, "Fast
-/// paths: what stays and what went").
+/// step reads it, inline (an out-of-line call showed in the step's profile).
 inline std::atomic<int8_t> caching_switch{-1};
 /// Reads the environment (and the build) once and sets the switch: what the first call sees.
 bool read_memory_caching_switch();

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "lesson/deep_net.hpp"
 #include "minidl/io/safetensors.hpp"
+#include "models/deep_net.hpp"
 #include "support/digits_cli.hpp"
 #include "support/hand_trainer.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// A reference for digits' trainer (lesson/train_run.cpp with lesson/trainer_setup.cpp): the
+// A reference for digits' trainer (training/digits_train.cpp with training/trainer_setup.cpp): the
 // lesson's network trained on given batches with every step's update written out in double
 // from PyTorch's documented formulas, so a test can hold the program's weights against it.
 // Only the gradients come from the library (its backward is checked op by op elsewhere); the

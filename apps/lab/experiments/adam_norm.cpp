@@ -1,12 +1,12 @@
 // 13. Adam and normalization: does Adam rescue the lesson's network without a norm layer in
 // the lesson's 5 epochs, where SGD leaves it stuck? Uses the trainer's optimizer switch
-// (lesson/trainer_setup.hpp).
+// (training/trainer_setup.hpp).
 #include <algorithm>
 
 #include "experiments.hpp"
 #include "grid.hpp"
-#include "lesson/trainer_setup.hpp"
 #include "minidl/tensor/error.hpp"
+#include "training/trainer_setup.hpp"
 
 namespace minidl::lab {
 

@@ -4,9 +4,9 @@
 #include <utility>
 #include <vector>
 
-#include "lesson/train_run.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/nn/sequential.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::lab {
 

@@ -1,6 +1,6 @@
 // 11. GroupNorm's Figure 1 on the digits: validation error against batch size for
 // BatchNorm2d, GroupNorm, LayerNorm (GroupNorm(1, C)) and instance norm (GroupNorm(C, C))
-// in the digits' CNN (apps/digits/lesson/cnn.hpp); and BatchNorm2d trains at batch 1.
+// in the digits' CNN (apps/common/models/cnn.hpp); and BatchNorm2d trains at batch 1.
 #include <algorithm>
 #include <cmath>
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "lab.hpp"
-#include "lesson/deep_net.hpp"
-#include "norms.hpp"
+#include "models/charlm_norms.hpp"
+#include "models/deep_net.hpp"
 
 namespace minidl::lab {
 
@@ -25,11 +25,12 @@ std::shared_ptr<const Experiment> rms_offset_experiment();
 std::shared_ptr<const Experiment> group_norm_experiment();
 std::shared_ptr<const Experiment> cnn_batch_size_experiment();
 std::shared_ptr<const Experiment> careful_init_experiment();
-// These two need the trainer's optimizer switch (lesson/trainer_setup.hpp).
+// These two need the trainer's optimizer switch (training/trainer_setup.hpp).
 std::shared_ptr<const Experiment> pre_post_norm_experiment();
 std::shared_ptr<const Experiment> adam_norm_experiment();
 // Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> nothing_to_sync_experiment();
+std::shared_ptr<const Experiment> dyt_deep_net_experiment();
 
 // ---- the sequence chapter (experiments/sequence/), in report order ----
 std::shared_ptr<const Experiment> warmup_depth_experiment();
@@ -38,6 +39,7 @@ std::shared_ptr<const Experiment> padding_stats_experiment();
 std::shared_ptr<const Experiment> leak_experiment();
 std::shared_ptr<const Experiment> batch_one_experiment();
 std::shared_ptr<const Experiment> rms_vs_layer_experiment();
+std::shared_ptr<const Experiment> dyt_charlm_experiment();
 // Runs `mpirun ... charlm --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> charlm_sync_experiment();
 

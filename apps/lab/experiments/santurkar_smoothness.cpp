@@ -6,13 +6,13 @@
 #include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
 #include "grid.hpp"
-#include "lesson/arch.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/cross_entropy.hpp"
 #include "minidl/optim/sgd.hpp"
 #include "minidl/tensor/error.hpp"
+#include "models/arch.hpp"
 
 namespace minidl::lab {
 

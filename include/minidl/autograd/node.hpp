@@ -52,10 +52,4 @@ inline bool needs_grad(std::initializer_list<Tensor> inputs) {
   return needs_grad(std::span<const Tensor>(inputs.begin(), inputs.size()));
 }
 
-/// Where a backward may write a gradient of grad's shape: grad itself when nothing but the
-/// engine holds it (no hook kept it, no other node waits for it, no view shares its buffer),
-/// for the engine never reads it again; else a new uninitialised tensor. A chain of ops then
-/// passes one buffer down its backward instead of taking a new one per node.
-Tensor grad_output_buffer(const Tensor& grad);
-
 }  // namespace minidl

@@ -14,6 +14,7 @@
 // Gradients are averaged in buckets: the parameters, last first (the order backward
 // produces them in), packed into buffers of at most bucket_bytes, one allreduce per bucket.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,10 @@ class DistributedDataParallel : public nn::Module {
   /// With broadcast_buffers and grad mode on, every buffer takes rank 0's values first (so
   /// BatchNorm's running statistics are rank 0's), then the module runs.
   Tensor forward(const Tensor& input) override;
+  /// The same for a forward that takes more than the input (a mask beside it, as PyTorch's
+  /// DDP passes forward(*inputs, **kwargs) on): forward_of runs the wrapped module, e.g.
+  ///   ddp.forward_with([&](nn::Module& m) { return model.forward(idx, mask); })
+  Tensor forward_with(const std::function<Tensor(nn::Module&)>& forward_of);
   std::string type_name() const override { return "DistributedDataParallel"; }
 
   /// Replaces every parameter's gradient by its average over the ranks, one allreduce per
@@ -52,6 +57,7 @@ class DistributedDataParallel : public nn::Module {
   const std::vector<std::vector<size_t>>& buckets() const { return buckets_; }
 
  private:
+  void before_forward();
   void broadcast_buffers();
   void make_bucket_views();
 

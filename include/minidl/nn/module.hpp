@@ -50,7 +50,13 @@ class Module {
   virtual Tensor forward(const Tensor& input) = 0;
   /// forward with this module's hooks around it; containers call their children this way,
   /// so hooks fire in call order. Without hooks (none registered, or all removed), forward alone.
-  Tensor operator()(const Tensor& input) { return has_hooks() ? call_with_hooks(input) : forward(input); }
+  Tensor operator()(const Tensor& input) { return has_hooks() ? call_with_hooks(input, nullptr) : forward(input); }
+  /// A forward that takes more than the input (a mask beside it, as PyTorch's forward(x, mask)),
+  /// called as operator() calls forward: the hooks see the input, `forward_of` gets it.
+  ///   norm.call(x, [&](const Tensor& in) { return norm.forward(in, mask); })
+  Tensor call(const Tensor& input, const std::function<Tensor(const Tensor&)>& forward_of) {
+    return has_hooks() ? call_with_hooks(input, forward_of) : forward_of(input);
+  }
   /// Whether a forward hook or pre-hook is registered here now (a removed one no longer
   /// counts): a container fuses a child with the next (nn::Sequential's Linear + Tanh) only
   /// when neither has one.
@@ -138,7 +144,8 @@ class Module {
     std::shared_ptr<HookList<ForwardPreHook>> pre = std::make_shared<HookList<ForwardPreHook>>();
     std::shared_ptr<HookList<ForwardHook>> post = std::make_shared<HookList<ForwardHook>>();
   };
-  Tensor call_with_hooks(const Tensor& input);
+  // forward_of null: forward.
+  Tensor call_with_hooks(const Tensor& input, const std::function<Tensor(const Tensor&)>& forward_of);
   void collect_state(const std::string& prefix, StateDict& out) const;
   void fill_missing_states(const std::string& prefix, StateDict& state) const;
 

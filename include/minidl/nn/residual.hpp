@@ -43,11 +43,11 @@ class Residual : public Module {
 
 /// The options of mlp() and of the blocks, defaults beside each field.
 struct BlockOptions {
-  int64_t width = 64;                                      // features in and out
-  int64_t expansion = 4;                                   // the hidden layer has width * expansion features
-  std::string norm = "layer";                              // the blocks' norm: "layer" (LayerNorm) or "rms" (RMSNorm)
-  std::string activation = "gelu";                         // "gelu", "tanh", "relu" or "silu"
-  double dropout = 0.0;                                    // > 0: a Dropout(dropout) after the second Linear
+  int64_t width = 64;               // features in and out
+  int64_t expansion = 4;            // the hidden layer has width * expansion features
+  std::string norm = "layer";       // the blocks' norm: "layer" (LayerNorm), "rms" (RMSNorm) or "dyt" (DyT)
+  std::string activation = "gelu";  // "gelu", "tanh", "relu" or "silu"
+  double dropout = 0.0;             // > 0: a Dropout(dropout) after the second Linear
   std::shared_ptr<Generator> dropout_generator = nullptr;  // the Dropout's stream; null: the default
 };
 
@@ -59,7 +59,7 @@ void check_block_options(const BlockOptions& options);
 /// Linear layers drawn from gen in order.
 std::shared_ptr<Sequential> mlp(const BlockOptions& options, Generator& gen = default_generator());
 
-/// The norm a block uses: LayerNorm(width) or RMSNorm(width).
+/// The norm a block uses: LayerNorm(width), RMSNorm(width) or DyT(width).
 std::shared_ptr<Module> block_norm(const BlockOptions& options);
 
 /// y = x + mlp(norm(x)); children "norm" then "mlp".

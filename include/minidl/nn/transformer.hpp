@@ -5,13 +5,13 @@
 // causal mask generate_square_subsequent_mask.
 //
 //   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(64, 4).norm_first(true));
-//   Tensor y = layer.forward(x, nn::MhaMask::additive(nn::generate_square_subsequent_mask(T)));
+//   Tensor y = layer.forward(x, AttentionMask::additive(nn::generate_square_subsequent_mask(T)));
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "minidl/nn/attention/multihead_attention.hpp"
+#include "minidl/nn/containers.hpp"
 #include "minidl/nn/dropout.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
@@ -19,7 +19,7 @@
 namespace minidl::nn {
 
 /// nn.Transformer.generate_square_subsequent_mask(sz): a float (sz, sz) mask, -inf above the
-/// diagonal (the future) and 0 elsewhere, for MhaMask::additive.
+/// diagonal (the future) and 0 elsewhere, for AttentionMask::additive.
 Tensor generate_square_subsequent_mask(int64_t sz);
 
 /// nn.TransformerEncoderLayer's arguments, PyTorch's defaults beside each.
@@ -61,10 +61,10 @@ class TransformerEncoderLayer : public Module {
 
   /// post-norm: x = norm1(x + sa(x)); x = norm2(x + ff(x)). norm_first: x = x + sa(norm1(x));
   /// x = x + ff(norm2(x)). src_mask (S, S) or (N nhead, S, S), src_key_padding_mask (N, S): as
-  /// MultiheadAttention's (boolean: 1 = ignored). is_causal: a hint that src_mask is causal.
-  Tensor forward(const Tensor& src, const MhaMask& src_mask, const MhaMask& src_key_padding_mask = {},
+  /// MultiheadAttention's (AttentionMask::ignored: 1 = ignored). is_causal: a hint that src_mask is causal.
+  Tensor forward(const Tensor& src, const AttentionMask& src_mask, const AttentionMask& src_key_padding_mask = {},
                  bool is_causal = false);
-  Tensor forward(const Tensor& src) override { return forward(src, MhaMask()); }
+  Tensor forward(const Tensor& src) override { return forward(src, AttentionMask()); }
   std::string type_name() const override { return "TransformerEncoderLayer"; }
   const TransformerEncoderLayerOptions& options() const { return options_; }
 
@@ -74,7 +74,7 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<LayerNorm> norm1, norm2;
 
  private:
-  Tensor self_attention_block(const Tensor& x, const MhaMask& mask, const MhaMask& padding, bool is_causal);
+  Tensor self_attention_block(const Tensor& x, const AttentionMask& mask, const AttentionMask& padding, bool is_causal);
   Tensor feed_forward_block(const Tensor& x);
   TransformerEncoderLayerOptions options_;
 };
@@ -88,13 +88,13 @@ class TransformerEncoder : public Module {
                      std::shared_ptr<LayerNorm> norm = nullptr, Generator& gen = default_generator());
 
   /// Each layer with the same masks, then norm.
-  Tensor forward(const Tensor& src, const MhaMask& mask, const MhaMask& src_key_padding_mask = {},
+  Tensor forward(const Tensor& src, const AttentionMask& mask, const AttentionMask& src_key_padding_mask = {},
                  bool is_causal = false);
-  Tensor forward(const Tensor& src) override { return forward(src, MhaMask()); }
+  Tensor forward(const Tensor& src) override { return forward(src, AttentionMask()); }
   std::string type_name() const override { return "TransformerEncoder"; }
 
-  std::vector<std::shared_ptr<TransformerEncoderLayer>> layers;
-  std::shared_ptr<LayerNorm> norm;  // null without a final norm
+  std::shared_ptr<ModuleList> layers;  // of TransformerEncoderLayer
+  std::shared_ptr<LayerNorm> norm;     // null without a final norm
 };
 
 }  // namespace minidl::nn

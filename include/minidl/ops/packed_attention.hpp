@@ -13,7 +13,12 @@
 // the packed (B, T, 3C) gradient the same way.
 //
 //   Tensor y = self_attention_packed((*c_attn)(x), heads, /*is_causal=*/true);  // (B, T, C)
+//
+// Generation one position at a time keeps each layer's projections in a LayerCache, as
+// inference libraries keep their key/value cache: the cached call appends the new positions
+// and lets their queries attend to every position so far.
 #include <cstdint>
+#include <vector>
 
 #include "minidl/tensor/tensor.hpp"
 
@@ -26,5 +31,19 @@ namespace minidl {
 /// The gradient flows to qkv. A qkv not of rank 3, a last dim not 3C with heads dividing C,
 /// or heads < 1 is an error naming the shape and the head count.
 Tensor self_attention_packed(const Tensor& qkv, int64_t heads, bool is_causal, Tensor* weights = nullptr);
+
+/// One attention layer's key/value cache: the packed rows of every position so far (their
+/// queries ride along, so the op reads keys and values as the uncached call does).
+struct LayerCache {
+  Tensor qkv;  // (B, t, 3C); undefined before the first call
+  int64_t length() const { return qkv.defined() ? qkv.size(1) : 0; }
+};
+using KVCache = std::vector<LayerCache>;  // one per layer of a model
+
+/// The cached call, for generation (no graph: a qkv that requires grad is an error): qkv
+/// (B, L, 3C) of the next L positions is appended to cache, and each new position attends to
+/// itself and every position before it (causal, aligned bottom-right). Returns (B, L, C). A
+/// qkv whose batch or width differs from the cache's is an error naming both shapes.
+Tensor self_attention_packed(const Tensor& qkv, int64_t heads, LayerCache& cache);
 
 }  // namespace minidl

@@ -52,7 +52,7 @@ Tensor MhaLayout::weights_out(const Tensor& weights) const {
 
 namespace {
 
-Tensor padding_part(const MhaMask& mask, const MhaLayout& layout) {
+Tensor padding_part(const AttentionMask& mask, const MhaLayout& layout) {
   const Shape expected = layout.unbatched ? Shape{layout.S} : Shape{layout.N, layout.S};
   if (mask.tensor().shape() != expected)
     throw Error(cat("MultiheadAttention: expected key_padding_mask of shape ",
@@ -61,7 +61,7 @@ Tensor padding_part(const MhaMask& mask, const MhaLayout& layout) {
   return mask.as_additive().reshape({layout.N, 1, 1, layout.S});
 }
 
-Tensor attn_part(const MhaMask& mask, const MhaLayout& layout, int64_t heads) {
+Tensor attn_part(const AttentionMask& mask, const MhaLayout& layout, int64_t heads) {
   const Shape& shape = mask.tensor().shape();
   const Shape square{layout.L, layout.S}, per_head{layout.unbatched ? heads : layout.N * heads, layout.L, layout.S};
   if (shape == square) return mask.as_additive().reshape({1, 1, layout.L, layout.S});

@@ -1,36 +1,17 @@
 #include "minidl/nn/attention/multihead_attention.hpp"
 
-#include <cmath>
-#include <limits>
-
 #include "minidl/nn/init.hpp"
 #include "minidl/ops/activation.hpp"
 #include "minidl/ops/attention.hpp"
-#include "minidl/ops/binary.hpp"
 #include "minidl/ops/matmul.hpp"
+#include "minidl/ops/packed_attention.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/ops/shape_ops.hpp"
 #include "minidl/ops/slicing.hpp"
-#include "minidl/ops/softmax.hpp"
 #include "minidl/tensor/error.hpp"
 #include "nn/attention/mha_layout.hpp"
-#include "ops/attention_parts.hpp"
 
 namespace minidl::nn {
-
-Tensor MhaMask::as_additive() const {
-  if (!is_boolean_) return tensor_;
-  Tensor out = Tensor::empty(tensor_.shape());
-  const float* ignore = tensor_.data();
-  float* bias = out.data();  // -inf where ignored, 0 where attended
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    if (ignore[i] != 0.0f && ignore[i] != 1.0f)
-      throw Error(cat("MultiheadAttention: expected a boolean mask of 0s and 1s (1 = ignored, PyTorch's true), got ",
-                      ignore[i], " at flat index ", i, " of the mask of shape ", to_string(tensor_.shape())));
-    bias[i] = ignore[i] != 0.0f ? -std::numeric_limits<float>::infinity() : 0.0f;
-  }
-  return out;
-}
 
 MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& options, Generator& gen) : options_(options) {
   const int64_t E = options.embed_dim, H = options.num_heads;
@@ -63,35 +44,44 @@ Tensor project(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_
 Tensor split_heads(const Tensor& x, int64_t heads) {
   return permute(x.reshape({x.size(0), x.size(1), heads, x.size(2) / heads}), {0, 2, 1, 3});
 }
-Tensor join_heads(const Tensor& x) {
+Tensor merge_heads(const Tensor& x) {
   return permute(x, {0, 2, 1, 3}).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
 }
 
 }  // namespace
+
+// PyTorch's fast path, where SDPA would read q, k and v from one in_proj product: self-attention
+// without weights, padding or dropout, causal by the is_causal hint (as PyTorch 2.x, which
+// then drops attn_mask) or unmasked.
+bool MultiheadAttention::takes_packed_path(const Tensor& query, const Tensor& key, const Tensor& value,
+                                           const MhaCall& call) const {
+  const bool self = query.impl_ptr() == key.impl_ptr() && key.impl_ptr() == value.impl_ptr();
+  const bool masked = call.key_padding_mask.defined() || (call.attn_mask.defined() && !call.is_causal);
+  return self && !call.need_weights && !masked && (!is_training() || options_.dropout() == 0.0);
+}
 
 MhaResult MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                       const MhaCall& call) {
   const MhaLayout layout = MhaLayout::of(query, key, value, options_);
   const int64_t E = options_.embed_dim, H = options_.num_heads;
   const Tensor mask = layout.merged_mask(call, H);  // (N or 1, H or 1, L, S), or undefined
-  const Tensor q = split_heads(project(layout.to_batch_first(query), in_proj_weight, in_proj_bias, 0, E), H);
-  const Tensor k = split_heads(project(layout.to_batch_first(key), in_proj_weight, in_proj_bias, 1, E), H);
-  const Tensor v = split_heads(project(layout.to_batch_first(value), in_proj_weight, in_proj_bias, 2, E), H);
-  const double p = is_training() ? options_.dropout() : 0.0;
-  const AttentionOptions attention{.attn_mask = mask.defined() ? AttentionMask::additive(mask) : AttentionMask(),
-                                   .dropout_p = p};
   MhaResult result;
-  Tensor heads;  // (N, H, L, D)
-  if (call.need_weights) {
-    // PyTorch 2.x's explicit path: softmax (NaN on a row with every key masked), dropout.
-    result.weights = softmax(attention_scores(q, k, attention, "MultiheadAttention"), -1);  // (N, H, L, S)
-    if (p > 0.0) result.weights = dropout(result.weights, p, true);
-    heads = matmul(result.weights, v);
-    result.weights = layout.weights_out(call.average_attn_weights ? mean(result.weights, {1}) : result.weights);
+  Tensor heads;  // (N, L, E): the heads side by side
+  if (takes_packed_path(query, key, value, call)) {
+    heads =
+        self_attention_packed(linear(layout.to_batch_first(query), in_proj_weight, in_proj_bias), H, call.is_causal);
   } else {
-    heads = scaled_dot_product_attention(q, k, v, attention);
+    const Tensor q = split_heads(project(layout.to_batch_first(query), in_proj_weight, in_proj_bias, 0, E), H);
+    const Tensor k = split_heads(project(layout.to_batch_first(key), in_proj_weight, in_proj_bias, 1, E), H);
+    const Tensor v = split_heads(project(layout.to_batch_first(value), in_proj_weight, in_proj_bias, 2, E), H);
+    const AttentionOptions attention{.attn_mask = mask.defined() ? AttentionMask::additive(mask) : AttentionMask(),
+                                     .dropout_p = is_training() ? options_.dropout() : 0.0};
+    heads =
+        merge_heads(scaled_dot_product_attention(q, k, v, attention, call.need_weights ? &result.weights : nullptr));
+    if (call.need_weights)  // (N, H, L, S)
+      result.weights = layout.weights_out(call.average_attn_weights ? mean(result.weights, {1}) : result.weights);
   }
-  result.output = layout.from_batch_first(out_proj->forward(join_heads(heads)));
+  result.output = layout.from_batch_first(out_proj->forward(heads));
   return result;
 }
 

@@ -26,7 +26,7 @@ constexpr int64_t kQuickSteps = 5;
 constexpr size_t kQuickValidation = 250;  // --quick's validation words
 constexpr int64_t kProbeWords = 8;        // validation words fed through the cache, one at a time
 
-std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::Rms, NormKind::Batch, NormKind::BatchMasked}; }
+std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS, NormKind::Batch, NormKind::BatchMasked}; }
 bool is_batch_norm(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
 
 /// A validation word's tokens [0, w1, ..., wn] (the start token, then its letters).
@@ -44,7 +44,7 @@ double cache_difference(charlm::CharTransformer& model, const charlm::WordSplit&
   double worst = 0.0;
   for (int64_t w = 0; w < kProbeWords; ++w) {
     const std::vector<float> tokens = word_tokens(words.words[size_t(words.val[gen.below(words.val.size())])]);
-    charlm::KVCache cache;
+    KVCache cache;
     for (size_t t = 0; t < tokens.size(); ++t) {
       const Tensor cached = model.step(Tensor::full({1, 1}, tokens[t]), int64_t(t), cache);  // (1, V)
       const std::vector<float> prefix(tokens.begin(), tokens.begin() + int64_t(t) + 1);
@@ -77,7 +77,7 @@ std::pair<bool, std::string> refused_in_training(charlm::CharTransformer& model,
   model.train();
   std::string message;
   try {
-    charlm::KVCache cache;
+    KVCache cache;
     if (first_token) model.step(Tensor::full({1, 1}, 0.0f), 0, cache);
     else model.forward(Tensor::from_vector({0.0f, 1.0f}, {1, 2}));
   } catch (const std::exception& e) {

@@ -11,7 +11,8 @@ charlm::RunOptions charlm_training(const Settings& settings, int64_t steps, int6
   return options;
 }
 
-Record charlm_record(const Context& context, const charlm::RunOptions& options, Record keys) {
+Record charlm_record(const Context& context, const charlm::RunOptions& options, Record keys,
+                     const std::function<void(charlm::RunResult&)>& trained) {
   Record record = std::move(keys);
   record.set("norm", charlm::short_name(options.model.norm));
   record.set("position", charlm::short_name(options.model.position));
@@ -21,6 +22,7 @@ Record charlm_record(const Context& context, const charlm::RunOptions& options, 
   try {
     result = charlm::train_run(context.words, options);
     status = result.ok() ? "ok" : "diverged";
+    if (result.ok() && trained) trained(result);
   } catch (const std::exception&) {
     result = charlm::RunResult{};
   }

@@ -2,9 +2,10 @@
 // What the sequence chapter's experiments share: charlm's training runs (apps/charlm,
 // docs/charlm.md) on the context's words, as records.
 #include <cstdint>
+#include <functional>
 
 #include "lab.hpp"
-#include "train.hpp"
+#include "training/charlm_train.hpp"
 
 namespace minidl::lab {
 
@@ -14,8 +15,10 @@ charlm::RunOptions charlm_training(const Settings& settings, int64_t steps, int6
 
 /// Trains one charlm run and returns its record: the given keys, then norm, position, seed,
 /// status ("ok", "diverged" when its loss turned NaN or infinite, "failed" when it threw),
-/// steps, train_loss, val_loss (NaN unless ok) and ms_per_step.
-Record charlm_record(const Context& context, const charlm::RunOptions& options, Record keys = {});
+/// steps, train_loss, val_loss (NaN unless ok) and ms_per_step. `trained`, when given, sees a
+/// finished run (its model among it) before the record is made.
+Record charlm_record(const Context& context, const charlm::RunOptions& options, Record keys = {},
+                     const std::function<void(charlm::RunResult&)>& trained = {});
 /// A job for charlm_record, its cost proportional to the run's multiply-adds.
 Job charlm_job(const Context& context, const charlm::RunOptions& options, Record keys = {});
 

@@ -14,8 +14,8 @@
 
 #include "experiments/experiments.hpp"
 #include "experiments/mpi_runs.hpp"
-#include "lesson/seeds.hpp"
 #include "minidl/tensor/error.hpp"
+#include "runs/seeds.hpp"
 #include "tools.hpp"
 
 namespace minidl::lab {

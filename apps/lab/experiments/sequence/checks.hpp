@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "model.hpp"
-#include "words.hpp"
+#include "data/words.hpp"
+#include "models/charlm_model.hpp"
 
 namespace minidl::lab {
 

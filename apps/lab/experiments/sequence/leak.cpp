@@ -30,7 +30,7 @@ struct Probe {
   bool train_mode;
 };
 std::vector<Probe> probes() {
-  return {{NormKind::Layer, true},       {NormKind::Rms, true},    {NormKind::Batch, true},
+  return {{NormKind::Layer, true},       {NormKind::RMS, true},    {NormKind::Batch, true},
           {NormKind::BatchMasked, true}, {NormKind::Batch, false}, {NormKind::BatchMasked, false}};
 }
 std::vector<NormKind> batch_norms() { return {NormKind::Batch, NormKind::BatchMasked}; }
@@ -202,7 +202,7 @@ class Leak : public Experiment {
       return s.count ? s.min : std::numeric_limits<double>::quiet_NaN();
     };
     bool still = true, mates = true, later = true;
-    for (NormKind norm : {NormKind::Layer, NormKind::Rms})
+    for (NormKind norm : {NormKind::Layer, NormKind::RMS})
       still = still && largest(norm, "later_token") == 0.0 && largest(norm, "batch_mate") == 0.0;
     std::vector<Truth> gap_parts;
     std::string gap_text;
@@ -216,9 +216,9 @@ class Leak : public Experiment {
     const Truth gap = all_of(gap_parts);
     return {verdict_of({truth_of(still), truth_of(mates), truth_of(later), gap}),
             cat("LayerNorm and RMSNorm: the largest move ",
-                sci(std::max(largest(NormKind::Layer, "later_token"), largest(NormKind::Rms, "later_token"))),
+                sci(std::max(largest(NormKind::Layer, "later_token"), largest(NormKind::RMS, "later_token"))),
                 " for a later token, ",
-                sci(std::max(largest(NormKind::Layer, "batch_mate"), largest(NormKind::Rms, "batch_mate"))),
+                sci(std::max(largest(NormKind::Layer, "batch_mate"), largest(NormKind::RMS, "batch_mate"))),
                 " for a batch mate (", still ? "zero to the last bit" : "not zero",
                 "). Train-mode BatchNorm, the smallest move over seeds: batch mate ",
                 sci(smallest(NormKind::Batch, "batch_mate")), " (batch), ",
@@ -235,7 +235,7 @@ class Leak : public Experiment {
       const auto mine = of_probe(records, "exact", p.norm, p.train_mode);
       const lesson::Spread later = spread(mine, "later_token"), mate = spread(mine, "batch_mate");
       std::string gap = "";
-      if (p.train_mode && p.norm != NormKind::Layer && p.norm != NormKind::Rms) {
+      if (p.train_mode && p.norm != NormKind::Layer && p.norm != NormKind::RMS) {
         const auto trained = of_probe(records, "gap", p.norm, true);
         gap = cat(mean_range(spread(trained, "train_mode_loss")), " / ", mean_range(spread(trained, "eval_mode_loss")));
       }

@@ -30,7 +30,7 @@ int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
 /// and forget them at momentum 0.1 within about 20 steps.
 int64_t burn_in(const Settings& s) { return s.quick ? 2 : 50; }
 const std::vector<NormKind>& norms() {
-  static const std::vector<NormKind> list{NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::Rms};
+  static const std::vector<NormKind> list{NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::RMS};
   return list;
 }
 const std::vector<std::string>& orders() {
@@ -281,7 +281,7 @@ class PaddingStats : public Experiment {
             cat("(a) padding moves real tokens' logits: batch ", fixed(largest(records, NormKind::Batch), 4),
                 " at least ", fixed(smallest(records, NormKind::Batch), 4), "; batch-masked, layer, rms at most ",
                 sci(std::max({largest(records, NormKind::BatchMasked), largest(records, NormKind::Layer),
-                              largest(records, NormKind::Rms)})),
+                              largest(records, NormKind::RMS)})),
                 " (", exact ? "as claimed" : "not as claimed",
                 "); (b) random batches, batch's validation loss minus batch-masked's: ", comparison_text(loss, 4),
                 " nats (", truth_text(worse, "worse", "not worse"),

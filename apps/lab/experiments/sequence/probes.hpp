@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "data/words.hpp"
 #include "lab.hpp"
-#include "model.hpp"
-#include "words.hpp"
+#include "models/charlm_model.hpp"
 
 namespace minidl::lab {
 

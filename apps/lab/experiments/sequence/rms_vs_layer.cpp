@@ -25,7 +25,7 @@ constexpr int kTimingRepeats = 20;
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
 const std::vector<NormKind>& norms() {
-  static const std::vector<NormKind> list{NormKind::Layer, NormKind::Rms};
+  static const std::vector<NormKind> list{NormKind::Layer, NormKind::RMS};
   return list;
 }
 

@@ -3,38 +3,22 @@
 // num_heads heads of embed_dim / num_heads channels, join the heads and project (out_proj).
 //
 //   nn::MultiheadAttention attention(nn::MultiheadAttentionOptions(64, 4).batch_first(true));
-//   auto [y, weights] = attention.forward(x, x, x, {.key_padding_mask = nn::MhaMask::boolean(padding)});
+//   auto [y, weights] = attention.forward(x, x, x, {.key_padding_mask = AttentionMask::ignored(padding)});
+//
+// Its masks are minidl's AttentionMask; PyTorch's boolean masks for this module are
+// AttentionMask::ignored (1 = the key is ignored). Self-attention (query, key and value the
+// same tensor) without weights, masked by is_causal alone or not at all, runs the packed op
+// (minidl/ops/packed_attention.hpp) on one in_proj product; everything else runs
+// scaled_dot_product_attention, the weights included.
 #include <cstdint>
 #include <memory>
 
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/module.hpp"
+#include "minidl/ops/attention.hpp"
 #include "minidl/tensor/generator.hpp"
 
 namespace minidl::nn {
-
-/// A mask of nn.MultiheadAttention with its kind named (PyTorch tells them apart by dtype).
-/// Its boolean masks hold 1 (PyTorch's true) where a key is IGNORED: the opposite of
-/// scaled_dot_product_attention's AttentionMask::boolean. A float mask is added to the scores.
-class MhaMask {
- public:
-  MhaMask() = default;  // no mask (None)
-  /// 1 where the key is ignored, 0 where it is attended to; other values are an error.
-  static MhaMask boolean(Tensor ignore) { return {true, std::move(ignore)}; }
-  /// Added to the scores: 0 attends, -inf ignores.
-  static MhaMask additive(Tensor bias) { return {false, std::move(bias)}; }
-
-  bool defined() const { return tensor_.defined(); }
-  const Tensor& tensor() const { return tensor_; }
-  /// The float form PyTorch 2.x converts to (F._canonical_mask): -inf where a boolean mask
-  /// ignores, 0 elsewhere; a float mask as it is; undefined when there is no mask.
-  Tensor as_additive() const;
-
- private:
-  MhaMask(bool is_boolean, Tensor tensor) : is_boolean_(is_boolean), tensor_(std::move(tensor)) {}
-  bool is_boolean_ = false;
-  Tensor tensor_;
-};
 
 /// nn.MultiheadAttention's arguments: MultiheadAttentionOptions(64, 4).dropout(0.1).
 /// kdim and vdim (keys and values of another width) are not supported: both are embed_dim.
@@ -58,9 +42,9 @@ struct MultiheadAttentionOptions {
 
 /// MultiheadAttention::forward's keyword arguments, PyTorch's defaults beside each.
 struct MhaCall {
-  MhaMask key_padding_mask{};        // None; (N, S), or (S) for unbatched input
+  AttentionMask key_padding_mask{};  // None; (N, S), or (S) for unbatched input
   bool need_weights = true;          // return the attention weights
-  MhaMask attn_mask{};               // None; (L, S) or (N * num_heads, L, S)
+  AttentionMask attn_mask{};         // None; (L, S) or (N * num_heads, L, S)
   bool average_attn_weights = true;  // weights averaged over heads: (N, L, S), else (N, H, L, S)
   bool is_causal = false;            // a hint that attn_mask is the causal mask; needs attn_mask
 };
@@ -85,8 +69,8 @@ class MultiheadAttention : public Module {
       : MultiheadAttention(MultiheadAttentionOptions(embed_dim, num_heads), gen) {}
 
   /// query (L, N, E), key and value (S, N, E) (batch_first: (N, L, E), (N, S, E); unbatched:
-  /// (L, E), (S, E)). A query whose every key is masked gives NaN with need_weights, as the
-  /// explicit softmax of PyTorch 2.x, and zeros without, as its SDPA (2.5+).
+  /// (L, E), (S, E)). A query whose every key is masked gives zeros, as PyTorch 2.5+'s SDPA
+  /// (its need_weights path gives NaN).
   MhaResult forward(const Tensor& query, const Tensor& key, const Tensor& value, const MhaCall& call = {});
   /// Self-attention: forward(x, x, x) without weights, the output alone.
   Tensor forward(const Tensor& x) override;
@@ -101,6 +85,7 @@ class MultiheadAttention : public Module {
   std::shared_ptr<NonDynamicallyQuantizableLinear> out_proj;  // (E, E)
 
  private:
+  bool takes_packed_path(const Tensor& query, const Tensor& key, const Tensor& value, const MhaCall& call) const;
   MultiheadAttentionOptions options_;
 };
 
