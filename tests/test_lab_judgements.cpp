@@ -208,6 +208,73 @@ std::vector<Record> adam_norm(const Settings& s, const std::function<double(doub
   return records;
 }
 
+// ioffe_fig1 over its --quick schedule (300 steps, a point every 10): per network a flat
+// accuracy curve and percentiles that drift linearly by `shift` over training.
+std::vector<Record> ioffe(double batch_accuracy, double none_accuracy, double batch_shift, double none_shift) {
+  std::vector<Record> records;
+  for (const char* variant : {"none", "batch"})
+    for (double seed : kSeeds)
+      for (double step = 0; step <= 300; step += 10) {
+        const bool batch = std::string(variant) == "batch";
+        const double drift = (batch ? batch_shift : none_shift) * step / 300.0;
+        records.push_back(Record()
+                              .set("variant", variant)
+                              .set("seed", seed)
+                              .set("step", step)
+                              .set("val_accuracy", (batch ? batch_accuracy : none_accuracy) + jitter(seed))
+                              .set("p15", -1.0 + drift)
+                              .set("p50", drift)
+                              .set("p85", 1.0 - drift));
+      }
+  return records;
+}
+
+// santurkar_smoothness over its --quick schedule (one epoch of 23 steps, a probe every 5, then the
+// trained model's row): per variant its loss range, beta and final accuracy.
+struct Landscape {
+  double range, beta, accuracy;
+};
+std::vector<Record> santurkar(const std::map<std::string, Landscape>& figures) {
+  std::vector<Record> records;
+  for (const auto& [variant, f] : figures)
+    for (double seed : kSeeds) {
+      for (double step = 0; step <= 20; step += 5)
+        records.push_back(Record()
+                              .set("variant", variant)
+                              .set("seed", seed)
+                              .set("step", step)
+                              .set("loss", 2.0)
+                              .set("loss_min", 1.9)
+                              .set("loss_max", 1.9 + f.range + jitter(seed))
+                              .set("change_min", 0.1)
+                              .set("change_max", 1.0)
+                              .set("beta", f.beta)
+                              .set("val_accuracy", 0.5));
+      records.push_back(Record()
+                            .set("variant", variant)
+                            .set("seed", seed)
+                            .set("step", 23.0)
+                            .set("loss", kNaN)
+                            .set("loss_min", kNaN)
+                            .set("loss_max", kNaN)
+                            .set("change_min", kNaN)
+                            .set("change_max", kNaN)
+                            .set("beta", kNaN)
+                            .set("val_accuracy", f.accuracy + jitter(seed)));
+    }
+  return records;
+}
+
+// BatchNorm and LayerNorm at range 0.2, beta 5, accuracy 0.95; the others as given.
+std::vector<Record> santurkar(Landscape none, Landscape xavier, double noisy_accuracy) {
+  const Landscape normed{0.2, 5.0, 0.95};
+  return santurkar({{"none", none},
+                    {"none_xavier", xavier},
+                    {"batch", normed},
+                    {"noisy_batch", {0.2, 5.0, noisy_accuracy}},
+                    {"layer", normed}});
+}
+
 struct Case {
   std::string experiment;
   std::string what;
@@ -218,6 +285,7 @@ struct Case {
 
 std::vector<Case> cases() {
   using V = Verdict;
+  const Landscape rough{1.0, 50.0, 0.9}, flat{0.01, 1.0, 0.1};
   Settings full;
   full.seeds = {0, 1, 2};
   // Per norm: the network without one, BatchNorm, LayerNorm, RMSNorm, GroupNorm.
@@ -286,6 +354,18 @@ std::vector<Case> cases() {
        V::HeldPartly, full},
       {"adam_norm", "Adam rescues it", adam_norm(quick(), [](double) { return 0.9; }), V::DidNotHold},
       {"adam_norm", "Adam within 0.02 of 0.8", adam_norm(quick(), [](double) { return 0.79; }), V::Inconclusive},
+      {"ioffe_fig1", "faster and steadier with BatchNorm", ioffe(0.9, 0.6, 0.2, 2.0), V::Held},
+      {"ioffe_fig1", "faster, but its percentiles move more", ioffe(0.9, 0.6, 3.0, 1.0), V::HeldPartly},
+      {"ioffe_fig1", "slower and moving more", ioffe(0.6, 0.9, 3.0, 1.0), V::DidNotHold},
+      {"ioffe_fig1", "accuracy 0.01 apart, within 0.02", ioffe(0.61, 0.6, 0.2, 2.0), V::Inconclusive},
+      {"ioffe_fig1", "movement 0.05 apart, within 0.1", ioffe(0.9, 0.6, 1.0, 1.05), V::Inconclusive},
+      {"santurkar_smoothness", "smoother than both, noisy trains", santurkar(rough, rough, 0.94), V::Held},
+      {"santurkar_smoothness", "the lesson's no-norm network is flatter", santurkar(flat, rough, 0.94), V::HeldPartly},
+      {"santurkar_smoothness", "rougher than both, noisy falls behind", santurkar(flat, flat, 0.5), V::DidNotHold},
+      {"santurkar_smoothness", "Xavier's range within 0.05 of BatchNorm's", santurkar(rough, {0.22, 50.0, 0.9}, 0.94),
+       V::Inconclusive},
+      {"santurkar_smoothness", "noisy 0.04 behind, within 0.02 of 0.05", santurkar(rough, rough, 0.91),
+       V::Inconclusive},
   };
 }
 
@@ -304,8 +384,9 @@ TEST_CASE("lab judgements: each experiment's rule on constructed records", "[lab
 TEST_CASE("lab judgements: every training experiment is tested for each verdict", "[lab]") {
   std::map<std::string, std::set<Verdict>> seen;
   for (const Case& c : cases()) seen[c.experiment].insert(c.expected);
-  for (const char* name : {"depth", "learning_rate", "init_scale", "batch_size", "eval_mode", "running_stats",
-                           "careful_init", "cnn_batch_size", "pre_post_norm", "adam_norm"}) {
+  for (const char* name :
+       {"depth", "learning_rate", "init_scale", "batch_size", "eval_mode", "running_stats", "careful_init",
+        "cnn_batch_size", "pre_post_norm", "adam_norm", "ioffe_fig1", "santurkar_smoothness"}) {
     INFO(name);
     CHECK(seen[name] ==
           std::set<Verdict>{Verdict::Held, Verdict::HeldPartly, Verdict::DidNotHold, Verdict::Inconclusive});

@@ -18,6 +18,7 @@ const std::vector<Chapter>& chapters() {
       {"Sequences: why transformers use LayerNorm (charlm on the word list)",
        {warmup_depth_experiment(), init_gradients_experiment(), padding_stats_experiment(), leak_experiment(),
         batch_one_experiment(), rms_vs_layer_experiment(), dyt_charlm_experiment(), charlm_sync_experiment()}},
+      {"The papers behind the lesson", {ioffe_fig1_experiment(), santurkar_smoothness_experiment()}},
   };
   return list;
 }

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/ops/reduce.hpp"
 #include "minidl/tensor/generator.hpp"
 
@@ -31,6 +32,15 @@ Predictions predictions(const Tensor& logits, const Tensor& targets) {
     classes.insert(predicted.data()[i]);
   }
   return {double(correct) / double(targets.numel()), int(classes.size())};
+}
+
+BufferGuard::BufferGuard(const nn::Module& model) {
+  for (const auto& [name, buffer] : model.named_buffers()) saved_.emplace_back(buffer, buffer.clone());
+}
+
+BufferGuard::~BufferGuard() {
+  NoGradGuard no_grad;
+  for (auto& [buffer, copy] : saved_) buffer.copy_(copy);
 }
 
 }  // namespace minidl::lab

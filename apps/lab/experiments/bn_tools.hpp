@@ -1,6 +1,7 @@
 #pragma once
 // What the BatchNorm experiments (eval mode, running statistics) share.
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "minidl/nn/norm/batch_norm.hpp"
@@ -20,5 +21,18 @@ struct Predictions {
   int classes;
 };
 Predictions predictions(const Tensor& logits, const Tensor& targets);
+
+/// Copies every buffer of a module tree (BatchNorm's running statistics) and puts the copies
+/// back when it goes out of scope: a probe in training mode leaves the model as it was.
+class BufferGuard {
+ public:
+  explicit BufferGuard(const nn::Module& model);
+  ~BufferGuard();
+  BufferGuard(const BufferGuard&) = delete;
+  BufferGuard& operator=(const BufferGuard&) = delete;
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> saved_;  // (the buffer, its copy)
+};
 
 }  // namespace minidl::lab

@@ -43,6 +43,10 @@ std::shared_ptr<const Experiment> dyt_charlm_experiment();
 // Runs `mpirun ... charlm --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> charlm_sync_experiment();
 
+// ---- the papers behind the lesson ----
+std::shared_ptr<const Experiment> ioffe_fig1_experiment();
+std::shared_ptr<const Experiment> santurkar_smoothness_experiment();
+
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)
 /// as its batch mates change, and how it differs between training and eval mode and batch sizes.
