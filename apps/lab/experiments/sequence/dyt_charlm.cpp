@@ -46,26 +46,28 @@ std::vector<Record> layer_norm_points(const Context& c, charlm::CharTransformer&
   std::vector<Record> points;
   for (int64_t block : {int64_t(0), last}) {
     nn::Module& ln = module_at(model, cat("transformer.h.", block, ".ln_1"));
-    Tensor input, output;
+    std::vector<float> input, output;  // (T, C) of the word's positions, row-major
+    int64_t width = 0;
     RemovableHandle hook = ln.register_forward_hook([&](nn::Module&, const Tensor& x, const Tensor& y) {
-      input = x.contiguous();
-      output = y.contiguous();
+      input = x.to_vector();
+      output = y.to_vector();
+      width = x.size(-1);
       return Tensor();
     });
     NoGradGuard no_grad;
     model.eval();
     for (int64_t w = 0; w < std::min<int64_t>(kFigureWords, int64_t(c.words.val.size())); ++w) {
       model.forward(charlm::make_batch(c.words.words, {c.words.val[size_t(w)]}).x);
-      if (!input.defined()) throw Error("dyt_charlm: the forward hook on ln_1 did not fire");
-      const int64_t width = input.size(-1), positions = input.numel() / width;
+      if (width == 0) throw Error("dyt_charlm: the forward hook on ln_1 did not fire");
+      const int64_t positions = int64_t(input.size()) / width;
       for (int64_t t = 0; t < positions; ++t)
         for (int64_t ch = 0; ch < kFigureChannels; ++ch)
           points.push_back(Record()
                                .set("kind", "point")
                                .set("block", double(block))
                                .set("channel", double(ch))
-                               .set("x", double(input.data()[t * width + ch]))
-                               .set("y", double(output.data()[t * width + ch])));
+                               .set("x", double(input[size_t(t * width + ch)]))
+                               .set("y", double(output[size_t(t * width + ch)])));
     }
     hook.remove();
   }
