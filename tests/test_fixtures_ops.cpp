@@ -36,6 +36,7 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
       "BatchNorm2d",
       "LayerNorm",
       "RMSNorm",
+      "DyT",
       "GroupNorm",  // test_fixtures_norm.cpp
       "Conv2d",
       "MaxPool2d",
