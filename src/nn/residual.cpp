@@ -3,6 +3,7 @@
 #include "minidl/nn/activation.hpp"
 #include "minidl/nn/dropout.hpp"
 #include "minidl/nn/linear.hpp"
+#include "minidl/nn/norm/dyt.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/nn/norm/rms_norm.hpp"
 #include "minidl/ops/activation.hpp"
