@@ -58,12 +58,9 @@ double lane_sum(Doubles8 v) {
 }
 // True when every lane is finite.
 bool all_finite(Floats16 v) {
-  Ints16 bad = ~(abs16(v) <= kMaxFloat);
-  bad |= __builtin_shufflevector(bad, bad, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  bad |= __builtin_shufflevector(bad, bad, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-  bad |= __builtin_shufflevector(bad, bad, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-  bad |= __builtin_shufflevector(bad, bad, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-  return bad[0] == 0;
+  for (int k = 0; k < kLanes; ++k)
+    if (!std::isfinite(v[k])) return false;
+  return true;
 }
 
 // One pass's figures: the sum of all values (NaN or infinite when one is), the finite

@@ -20,11 +20,13 @@ constexpr int64_t kLanes = 8;
 using FloatVec = __m256;
 FloatVec erf_vector(FloatVec v) { return Sleef_erff8_u10(v); }
 FloatVec exp_vector(FloatVec v) { return Sleef_expf8_u10(v); }
+FloatVec tanh_vector(FloatVec v) { return Sleef_tanhf8_u10(v); }
 #else
 constexpr int64_t kLanes = 4;
 using FloatVec = __m128;
 FloatVec erf_vector(FloatVec v) { return Sleef_erff4_u10(v); }
 FloatVec exp_vector(FloatVec v) { return Sleef_expf4_u10(v); }
+FloatVec tanh_vector(FloatVec v) { return Sleef_tanhf4_u10(v); }
 #endif
 
 using Lanes = std::array<float, kLanes>;  // one block of values; a short tail padded with 0
@@ -123,6 +125,16 @@ void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool
       dx[i + k] = dout[i + k] * (cdf + xi[k] * pdf);
     }
   });
+}
+
+void tanh_span_sleef(float* out, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; i += kLanes) {
+    const int64_t count = std::min(kLanes, n - i);
+    Lanes in{};
+    std::copy_n(x + i, count, in.begin());
+    const Lanes t = through(tanh_vector, in);
+    std::copy_n(t.begin(), count, out + i);
+  }
 }
 
 void silu_forward(float* out, const float* x, int64_t n) {

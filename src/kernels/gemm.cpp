@@ -16,7 +16,7 @@ namespace {
 // than by OpenBLAS: its own threading shares packed panels between threads (spin-waits and
 // yields at every panel) and zeroes a beta = 0 output by strided loops; each thread calling
 // single-threaded sgemm on its own rows of C zeroes them with one memset and never waits
-// until the end. Charlm at width 256 on 2 threads: 70.2 to 62.7 ms a step.
+// until the end (docs/benchmarks.md, "Fast paths").
 constexpr int64_t kSplitProducts = int64_t(1) << 21;
 // The fewest rows (or columns) of C a thread's share may have: the kernels' tiles are 16 wide.
 constexpr int64_t kSplitMinimum = 64;

@@ -6,16 +6,6 @@
 #include <string_view>
 
 namespace minidl::kernels {
-namespace {
-
-// One row times a matrix: packing costs more than the row's products, except within the
-// small-matrix kernels' window of 10^6 multiply-adds (docs/benchmarks.md, "One row times a matrix").
-bool row_as_gemv(bool transpose_a, int64_t m, int64_t n, int64_t k) {
-  if (m != 1 || transpose_a) return false;
-  return !blas_has_small_matrix_kernels() || n * k > 1000000;
-}
-
-}  // namespace
 
 bool blas_has_small_matrix_kernels() {
   static const bool yes = [] {
@@ -25,8 +15,11 @@ bool blas_has_small_matrix_kernels() {
   return yes;
 }
 
+// One row times a matrix: packing costs more than the row's products, except within the
+// small-matrix kernels' window of 10^6 multiply-adds (docs/benchmarks.md, "One row times a matrix").
 GemmForm choose_gemm_form(bool transpose_a, int64_t m, int64_t n, int64_t k) {
-  return row_as_gemv(transpose_a, m, n, k) ? GemmForm::RowTimesB : GemmForm::Gemm;
+  const bool row = m == 1 && !transpose_a;
+  return row && (!blas_has_small_matrix_kernels() || n * k > 1000000) ? GemmForm::RowTimesB : GemmForm::Gemm;
 }
 
 void gemm_row_as_gemv(bool transpose_b, int64_t n, int64_t k, float alpha, const float* a, const float* b, float beta,

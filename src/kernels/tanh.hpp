@@ -12,7 +12,7 @@ namespace minidl::kernels {
 void tanh_forward(float* out, const float* x, int64_t n);
 
 /// SLEEF's 1-ulp Sleef_tanhf8_u10 (PyTorch's tanh) over n values: the reference the tests
-/// and bench_tanh compare with.
+/// and bench_tanh compare with (in activation.cpp, beside the other SLEEF calls).
 void tanh_span_sleef(float* out, const float* x, int64_t n);
 
 }  // namespace minidl::kernels

@@ -34,8 +34,7 @@ namespace {
 
 constexpr int64_t kIgnored = -1;  // class index stored for a row whose target is ignore_index
 
-// The op's small buffers come from the free lists (src/tensor/small_blocks.hpp): at the lesson's
-// batch sizes of 1 to 32 a call made seven mallocs and frees for them.
+// The op's small buffers come from the free lists (src/tensor/small_blocks.hpp), not malloc.
 template <typename T>
 using PooledVector = std::vector<T, detail::SmallBlockAllocator<T>>;
 using detail::make_pooled;
@@ -48,6 +47,15 @@ struct Problem {
   double weight_total = 0.0;      // sum over classes of weights[c] (the smoothing term's scale)
   double smoothing = 0.0;
 };
+
+// The checks of weight and label_smoothing, for logits of c classes.
+void check_options(const Tensor& logits, int64_t c, const CrossEntropyOptions& options) {
+  if (options.weight.defined() && options.weight.shape() != Shape{c})
+    throw Error(cat("cross_entropy: expected weight of shape [", c, "] (one per class) for logits of shape ",
+                    to_string(logits.shape()), ", got ", to_string(options.weight.shape())));
+  if (!(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0))
+    throw Error(cat("cross_entropy: label_smoothing must be between 0.0 and 1.0, got ", options.label_smoothing));
+}
 
 std::string describe_target(float v) { return std::isfinite(v) && std::abs(v) < 1e15f ? cat(int64_t(v)) : cat(v); }
 
@@ -64,11 +72,7 @@ Problem check_inputs(const Tensor& logits, const Tensor& targets, const CrossEnt
     throw Error(cat("cross_entropy: expected targets of shape ", to_string(expected_targets),
                     " (class indices) for logits of shape ", to_string(logits.shape()), ", got ",
                     to_string(targets.shape())));
-  if (options.weight.defined() && options.weight.shape() != Shape{p.c})
-    throw Error(cat("cross_entropy: expected weight of shape [", p.c, "] (one per class) for logits of shape ",
-                    to_string(logits.shape()), ", got ", to_string(options.weight.shape())));
-  if (!(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0))
-    throw Error(cat("cross_entropy: label_smoothing must be between 0.0 and 1.0, got ", options.label_smoothing));
+  check_options(logits, p.c, options);
   p.smoothing = options.label_smoothing;
   p.weights.assign(size_t(p.c), 1.0f);
   if (options.weight.defined()) p.weights.assign(options.weight.data(), options.weight.data() + p.c);
@@ -161,11 +165,8 @@ void cross_entropy_backward(const double* probs, const Problem& p, const double*
 // divides by the number of examples (N d1 ...), never by the weights, as PyTorch.
 Tensor cross_entropy_probabilities(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1, c = logits.size(class_dim);
-  if (options.weight.defined() && options.weight.shape() != Shape{c})
-    throw Error(cat("cross_entropy: expected weight of shape [", c, "] (one per class) for logits of shape ",
-                    to_string(logits.shape()), ", got ", to_string(options.weight.shape())));
+  check_options(logits, c, options);
   const double s = options.label_smoothing;
-  if (!(s >= 0.0 && s <= 1.0)) throw Error(cat("cross_entropy: label_smoothing must be between 0.0 and 1.0, got ", s));
   Tensor t = s > 0.0 ? targets * float(1.0 - s) + float(s / double(c)) : targets;
   Tensor terms = log_softmax(logits, class_dim) * t;  // (N, C, *)
   if (options.weight.defined()) {

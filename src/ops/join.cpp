@@ -81,12 +81,9 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& split_siz
   int64_t total = 0;
   for (int64_t size : split_sizes) total += size;
   const bool negative = std::any_of(split_sizes.begin(), split_sizes.end(), [](int64_t s) { return s < 0; });
-  if (negative || total != x.size(d)) {
-    std::string sizes;
-    for (int64_t size : split_sizes) sizes += cat(sizes.empty() ? "" : ", ", size);
+  if (negative || total != x.size(d))
     throw Error(cat("split: expected split sizes >= 0 that add up to ", x.size(d), " (the size of dim ", d,
-                    " of shape ", to_string(x.shape()), "), got [", sizes, "]"));
-  }
+                    " of shape ", to_string(x.shape()), "), got ", to_string(split_sizes)));
   std::vector<Tensor> pieces;
   int64_t start = 0;
   for (int64_t size : split_sizes) {

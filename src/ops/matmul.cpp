@@ -165,8 +165,7 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     throw Error(cat("linear: expected a bias of shape [", d.n, "], got ", to_string(bias.shape())));
   Tensor out = Tensor::empty({d.m, d.n});  // (N, out)
   kernels::gemm(false, true, d.m, d.n, d.k, 1.0f, x.data(), weight.data(), 0.0f, out.data());
-  // Then the bias onto each row: a vector add per row, where copying the bias into every row
-  // before a beta-1 sgemm took a memmove call per row (add_row_to_rows says what it rounds).
+  // Then the bias onto each row, a vector add (add_row_to_rows says what it rounds).
   if (bias.defined()) kernels::add_row_to_rows(out.data(), bias.data(), d.m, d.n);
   if (!needs_grad({x, weight, bias})) return out;
   const SavedTensor saved_x = needs_grad({weight}) ? SavedTensor(x) : SavedTensor();

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "kernels/broadcast.hpp"
+#include "kernels/dim_copy.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/autograd/node.hpp"
 #include "minidl/autograd/saved_tensor.hpp"
@@ -57,31 +58,24 @@ Tensor expand_to(const Tensor& g, const Shape& kept, const Shape& shape) {
   return out;
 }
 
-// View of x as (outer, n, inner) around one dim.
-struct Around {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-Around around(const Tensor& x, int64_t dim) {
-  Around a;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d < dim) a.outer *= x.size(d);
-    else if (d == dim) a.n = x.size(d);
-    else a.inner *= x.size(d);
-  }
-  return a;
+// x's shape with dim d dropped, or 1 with keepdim.
+Shape without_dim(const Tensor& x, int64_t d, bool keepdim) {
+  Shape result = x.shape();
+  if (x.dim() > 0 && keepdim) result[size_t(d)] = 1;
+  else if (x.dim() > 0) result.erase(result.begin() + d);
+  return result;
 }
 
 // Index of the first maximum of each (outer, inner) lane; NaN counts as the maximum.
-std::vector<int64_t> argmax_lanes(const Tensor& x, const Around& a) {
-  if (a.n == 0) throw Error(cat("max/argmax: cannot reduce an empty dimension of shape ", to_string(x.shape())));
+std::vector<int64_t> argmax_lanes(const Tensor& x, const kernels::DimLayout& a) {
+  if (a.extent == 0) throw Error(cat("max/argmax: cannot reduce an empty dimension of shape ", to_string(x.shape())));
   std::vector<int64_t> best(size_t(a.outer * a.inner), 0);
   const float* p = x.data();
   for (int64_t o = 0; o < a.outer; ++o)
     for (int64_t i = 0; i < a.inner; ++i) {
-      const float* lane = p + o * a.n * a.inner + i;
+      const float* lane = p + o * a.extent * a.inner + i;
       int64_t arg = 0;
-      for (int64_t j = 1; j < a.n && lane[arg * a.inner] == lane[arg * a.inner]; ++j)
+      for (int64_t j = 1; j < a.extent && lane[arg * a.inner] == lane[arg * a.inner]; ++j)
         if (lane[j * a.inner] > lane[arg * a.inner] || lane[j * a.inner] != lane[j * a.inner]) arg = j;
       best[size_t(o * a.inner + i)] = arg;
     }
@@ -91,7 +85,6 @@ std::vector<int64_t> argmax_lanes(const Tensor& x, const Around& a) {
 // The gradient of a full var with no degrees of freedom left (n <= correction), as PyTorch
 // 2.x's var_backward: g * inf, taken as 2 (x - mean) / 0 with the sign of g, except NaN where
 // x equals the mean (inf * 0). So one element with correction 1 gives NaN, as its value does.
-// (1.13 gave g * inf everywhere, and a misshapen gradient for a non-scalar.)
 Tensor full_var_grad_without_dof(float g, const Tensor& centered) {
   Tensor gx = Tensor::empty(centered.shape());
   const float* pc = centered.data();
@@ -152,21 +145,17 @@ Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) 
 
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   const int64_t d = normalize_dim(dim, x.dim());
-  const Around a = around(x, d);
+  const kernels::DimLayout a = kernels::layout_around(x.shape(), d);
   std::vector<int64_t> best = argmax_lanes(x, a);
-  Shape kept = x.shape();
-  if (x.dim() > 0) kept[size_t(d)] = 1;
-  Shape result = kept;
-  if (!keepdim && x.dim() > 0) result.erase(result.begin() + d);
-  Tensor out = Tensor::empty(result);
+  Tensor out = Tensor::empty(without_dim(x, d, keepdim));
   for (int64_t o = 0; o < a.outer; ++o)
     for (int64_t i = 0; i < a.inner; ++i)
-      out.data()[o * a.inner + i] = x.data()[(o * a.n + best[size_t(o * a.inner + i)]) * a.inner + i];
+      out.data()[o * a.inner + i] = x.data()[(o * a.extent + best[size_t(o * a.inner + i)]) * a.inner + i];
   return record(out, "Max", {x}, [best, a, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
     Tensor gx = Tensor::zeros(shape);
     for (int64_t o = 0; o < a.outer; ++o)
       for (int64_t i = 0; i < a.inner; ++i)
-        gx.data()[(o * a.n + best[size_t(o * a.inner + i)]) * a.inner + i] = g.data()[o * a.inner + i];
+        gx.data()[(o * a.extent + best[size_t(o * a.inner + i)]) * a.inner + i] = g.data()[o * a.inner + i];
     return {gx};
   });
 }
@@ -196,14 +185,8 @@ Tensor max(const Tensor& x) {
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   const int64_t d = normalize_dim(dim, x.dim());
-  const Around a = around(x, d);
-  std::vector<int64_t> best = argmax_lanes(x, a);
-  Shape result = x.shape();
-  if (x.dim() > 0) {
-    if (keepdim) result[size_t(d)] = 1;
-    else result.erase(result.begin() + d);
-  }
-  Tensor out = Tensor::empty(result);
+  const std::vector<int64_t> best = argmax_lanes(x, kernels::layout_around(x.shape(), d));
+  Tensor out = Tensor::empty(without_dim(x, d, keepdim));
   for (size_t i = 0; i < best.size(); ++i) out.data()[i] = float(best[i]);
   return out;
 }

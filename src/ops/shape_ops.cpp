@@ -9,17 +9,6 @@ namespace minidl {
 
 Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
 
-Tensor transpose(const Tensor& x) {
-  if (x.dim() > 2)
-    throw Error(cat("transpose: expected a tensor with at most 2 dims (as torch.t), got shape ", to_string(x.shape())));
-  if (x.dim() < 2) return x.clone();  // torch.t returns a scalar or a vector as it is
-  const int64_t rows = x.size(0), cols = x.size(1);
-  Tensor out = Tensor::empty({cols, rows});
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) out.data()[j * rows + i] = x.data()[i * cols + j];
-  return record(out, "Transpose", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
-}
-
 namespace {
 
 // out[i_0, ..., i_{r-1}] = x[...] with out's dim k being x's dim order[k]: a copy that walks
@@ -67,20 +56,21 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
                 [a, b](const Tensor& g) -> std::vector<Tensor> { return {transpose(g, a, b)}; });
 }
 
+Tensor transpose(const Tensor& x) {
+  if (x.dim() > 2)
+    throw Error(cat("transpose: expected a tensor with at most 2 dims (as torch.t), got shape ", to_string(x.shape())));
+  return x.dim() < 2 ? x.clone() : transpose(x, 0, 1);  // torch.t returns a scalar or a vector as it is
+}
+
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
-  const auto dims_text = [&] {
-    std::string text;
-    for (int64_t d : dims) text += cat(text.empty() ? "" : ", ", d);
-    return "[" + text + "]";
-  };
   if (int64_t(dims.size()) != x.dim())
-    throw Error(cat("permute: expected one dim per dim of the input, got dims ", dims_text(), " for shape ",
+    throw Error(cat("permute: expected one dim per dim of the input, got dims ", to_string(dims), " for shape ",
                     to_string(x.shape())));
   std::vector<int64_t> order, inverse(dims.size(), -1);
   for (size_t k = 0; k < dims.size(); ++k) {
     const int64_t d = normalize_dim(dims[k], x.dim());
     if (inverse[size_t(d)] >= 0)
-      throw Error(cat("permute: dims ", dims_text(), " name dim ", d, " twice (shape ", to_string(x.shape()), ")"));
+      throw Error(cat("permute: dims ", to_string(dims), " name dim ", d, " twice (shape ", to_string(x.shape()), ")"));
     inverse[size_t(d)] = int64_t(k);  // input dim d becomes output dim k
     order.push_back(d);
   }

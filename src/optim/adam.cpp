@@ -84,7 +84,6 @@ void Adam::step() {
     if (!state.exp_avg.defined()) {
       state.exp_avg = Tensor::zeros(p.shape());
       state.exp_avg_sq = Tensor::zeros(p.shape());
-      if (o.amsgrad) state.max_exp_avg_sq = Tensor::zeros(p.shape());
     }
     if (o.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = Tensor::zeros(p.shape());
     const double t = double(++state.step);

@@ -23,11 +23,8 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
 
 void Optimizer::zero_grad(bool set_to_none) {
   for (Tensor& p : params_) {
-    if (set_to_none) {
-      p.zero_grad();
-    } else if (Tensor g = p.grad(); g.defined()) {
-      g.fill_(0.0f);
-    }
+    if (set_to_none) p.zero_grad();
+    else if (Tensor g = p.grad(); g.defined()) g.fill_(0.0f);
   }
 }
 

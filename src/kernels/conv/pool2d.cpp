@@ -100,28 +100,8 @@ inline int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return i * i
 inline int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
 }  // namespace
 
-namespace {
-
-// Global average pooling (output 1 x 1), eight planes at a time: each plane's values are
-// still summed one after another in float (the general loop's order, so the same bits), but
-// eight such sums run side by side instead of waiting on each other's additions.
-void global_avg_pool_forward(int64_t planes, int64_t size, const float* x, float* out) {
-  constexpr int64_t together = 8;
-  const float count = float(size);
-  parallel_for((planes + together - 1) / together, grain_for(together * size), [&](int64_t block) {
-    const int64_t first = block * together, last = std::min(planes, first + together);
-    float sums[together] = {};
-    for (int64_t i = 0; i < size; ++i)
-      for (int64_t p = first; p < last; ++p) sums[p - first] += x[p * size + i];
-    for (int64_t p = first; p < last; ++p) out[p] = sums[p - first] / count;
-  });
-}
-
-}  // namespace
-
 void adaptive_avg_pool2d_forward(int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
                                  const float* x, float* out) {
-  if (out_h == 1 && out_w == 1) return global_avg_pool_forward(planes, in_h * in_w, x, out);
   parallel_for(planes, grain_for(in_h * in_w), [&](int64_t p) {
     const float* in = x + p * in_h * in_w;
     for (int64_t oy = 0; oy < out_h; ++oy)
@@ -138,11 +118,6 @@ void adaptive_avg_pool2d_forward(int64_t planes, int64_t in_h, int64_t in_w, int
 
 void adaptive_avg_pool2d_backward(int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
                                   const float* dout, float* dx) {
-  if (out_h == 1 && out_w == 1) {  // every value of a plane gets the same share
-    parallel_for(planes, grain_for(in_h * in_w),
-                 [&](int64_t p) { std::fill_n(dx + p * in_h * in_w, in_h * in_w, dout[p] / float(in_h * in_w)); });
-    return;
-  }
   parallel_for(planes, grain_for(in_h * in_w), [&](int64_t p) {
     float* plane = dx + p * in_h * in_w;
     std::fill_n(plane, in_h * in_w, 0.0f);

@@ -129,10 +129,6 @@ void normalize_row(float* yr, const float* xr, Moments m, const float* weight, c
                    const RowNormLayout& l) {
   const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
   with_affine(weight, bias, [&](auto w, auto b) {
-    if (l.inner == 1) {  // LayerNorm, RMSNorm: one flat loop
-      for (int64_t i = 0; i < l.channels; ++i) yr[i] = ((xr[i] - mean) - rest) * rs * w(ScalarAt{i}) + b(ScalarAt{i});
-      return;
-    }
     for (int64_t c = 0; c < l.channels; ++c) {
       const float wc = w(ScalarAt{c}), bc = b(ScalarAt{c});
       const float* xc = xr + c * l.inner;
@@ -210,24 +206,14 @@ void row_dx(float* dxr, double* dw, double* db, const float* dyr, const float* x
   const float mean = m.mean, rest = m.mean_rest, rs = m.rstd;
   with_affine(weight, nullptr, [&](auto w, auto) {
     if (l.inner == 1) {
-      if (dxr && dw) {  // one sweep; omp simd: the compiler cannot see that the three outputs never overlap
-#pragma omp simd
-        for (int64_t i = 0; i < l.channels; ++i) {
-          const float xhat = ((xr[i] - mean) - rest) * rs;
-          dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - xhat * mean_gx);
+      for (int64_t i = 0; i < l.channels; ++i) {
+        const float xhat = ((xr[i] - mean) - rest) * rs;
+        if (dxr) dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - xhat * mean_gx);
+        if (dw) {
           dw[i] += double(dyr[i] * xhat);
           db[i] += double(dyr[i]);
         }
-        return;
       }
-      if (dxr)
-        for (int64_t i = 0; i < l.channels; ++i)
-          dxr[i] = rs * (dyr[i] * w(ScalarAt{i}) - mean_g - ((xr[i] - mean) - rest) * rs * mean_gx);
-      if (dw)
-        for (int64_t i = 0; i < l.channels; ++i) {
-          dw[i] += double(dyr[i] * (((xr[i] - mean) - rest) * rs));
-          db[i] += double(dyr[i]);
-        }
       return;
     }
     if (!dxr) return;

@@ -32,11 +32,8 @@ void SequentialLR::step() {
   ++last_epoch_;
   const auto idx = size_t(std::upper_bound(milestones_.begin(), milestones_.end(), last_epoch_) - milestones_.begin());
   LRScheduler& schedule = *schedulers_[idx];
-  if (idx > 0 && milestones_[idx - 1] == last_epoch_) {
-    schedule.step_to(0);
-  } else {
-    schedule.step();
-  }
+  if (idx > 0 && milestones_[idx - 1] == last_epoch_) schedule.step_to(0);
+  else schedule.step();
   last_lr_ = schedule.get_last_lr();
 }
 
