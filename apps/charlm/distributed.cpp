@@ -95,6 +95,8 @@ int run_distributed(Settings s, const std::function<int(Settings)>& run) {
     s.curves.clear();
     s.val_curves.clear();
     s.summary.clear();
+    s.tensorboard.clear();
+    s.report.clear();
     s.save_dir.clear();
   }
   return distributed::run_or_abort("charlm", [&] { return run(s); });

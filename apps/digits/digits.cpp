@@ -29,6 +29,7 @@
 #include "minidl/minidl.hpp"
 #include "options.hpp"
 #include "outputs.hpp"
+#include "run_logs.hpp"
 #include "summary.hpp"
 
 namespace fs = std::filesystem;
@@ -222,6 +223,7 @@ int run(Settings s) {
   if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
   if (!s.stats.empty()) write(s.stats, lesson::stats_csv(results));
+  if (!s.tensorboard.empty() || !s.report.empty()) failed |= !written([&] { write_comparisons(s, results, examples); });
   if (!printed)
     std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
                  "file was still written"

@@ -39,6 +39,8 @@ int run_distributed(Settings s, const std::function<int(Settings)>& run) {
     s.curves.clear();
     s.validation.clear();
     s.summary.clear();
+    s.tensorboard.clear();
+    s.report.clear();
     s.save_dir.clear();
     s.print = false;
   }
