@@ -205,6 +205,17 @@ def check_program(checker, name, exe, args, work, val_columns, lr_of):
     return last
 
 
+def refuses_a_file_for_a_directory(checker, name, exe, args, work):
+    """--tensorboard naming a file: the runs train, the other outputs are written, exit 1 naming the path."""
+    blocker = work / f"{name}_not_a_directory"
+    blocker.write_text("a file")
+    result = subprocess.run([exe, *args, "--curves", work / f"{name}_blocked.csv", "--tensorboard", blocker],
+                            cwd=work, capture_output=True, text=True)
+    checker.expect(result.returncode == 1 and f"cannot create the event file's directory {blocker}/" in result.stderr
+                   and (work / f"{name}_blocked.csv").exists(),
+                   f"{name} --tensorboard FILE: exit {result.returncode}, {result.stderr!r}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--digits", required=True, type=lambda p: Path(p).resolve())
@@ -234,6 +245,8 @@ def main():
                          args.work, {"val_loss": "val/loss", "val_accuracy": "val/accuracy"},
                          lambda step: struct.unpack("<f", f32(digits_lr))[0])
     checker.corruption_caught(path)
+    refuses_a_file_for_a_directory(checker, "digits", args.digits, ["--norm", "none", "--seeds", "0", "--epochs", "1",
+                                                                     "--quiet"], args.work)
     warmup, charlm_lr = 4, 5e-4  # LinearLR from 0.01 lr to lr over the warmup's steps
     check_program(checker, "charlm", args.charlm,
                   ["--norm", "layer,rms", "--seeds", "0,1", "--steps", "12", "--eval-every", "5", "--warmup",
