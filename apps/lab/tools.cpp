@@ -43,8 +43,13 @@ apps::RunLog run_curves(const Context& context, const lesson::TrainOptions& opti
   const std::vector<double> lrs =
       lesson::lr_trace(options.trainer, options.lr, options.steps ? *options.steps : options.epochs * per_epoch,
                        per_epoch, int64_t(result.curve.size()));
+  // At most about kPagePoints steps a run (every stride-th and the last): a run of batch 1
+  // has thousands, and the page carries every point of every run.
+  constexpr size_t kPagePoints = 500;
+  const size_t stride = std::max<size_t>(1, result.curve.size() / kPagePoints);
   for (size_t i = 0; i < result.curve.size(); ++i)
-    log.steps.push_back({result.curve[i].step, result.curve[i].loss, lrs[i]});
+    if ((i + 1) % stride == 0 || i + 1 == result.curve.size())
+      log.steps.push_back({result.curve[i].step, result.curve[i].loss, lrs[i]});
   for (const lesson::EpochValidation& v : result.validation) log.evals.push_back({v.step, v.loss, v.accuracy});
   return log;
 }
