@@ -43,9 +43,10 @@ apps::RunLog run_curves(const Context& context, const lesson::TrainOptions& opti
   const std::vector<double> lrs =
       lesson::lr_trace(options.trainer, options.lr, options.steps ? *options.steps : options.epochs * per_epoch,
                        per_epoch, int64_t(result.curve.size()));
-  // At most about kPagePoints steps a run (every stride-th and the last): a run of batch 1
-  // has thousands, and the page carries every point of every run.
-  constexpr size_t kPagePoints = 500;
+  // A run of 2 x kPagePoints steps or more is drawn at every stride-th step and its last
+  // (kPagePoints to twice as many points): a run of batch 1 has thousands, and the page
+  // carries every point of every run.
+  constexpr size_t kPagePoints = 200;
   const size_t stride = std::max<size_t>(1, result.curve.size() / kPagePoints);
   for (size_t i = 0; i < result.curve.size(); ++i)
     if ((i + 1) % stride == 0 || i + 1 == result.curve.size())
