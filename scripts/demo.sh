@@ -7,7 +7,9 @@
 # --curves, --val-curves or --summary say otherwise, and scripts/plot_curves.sh draws them to
 # a PNG beside the curves (build/curves.png). The layers' statistics go to build/stats.csv
 # (unless --stats says otherwise) and scripts/plot_stats.sh draws their four pictures beside
-# it (stats_1_activations.png ... stats_4_update_ratio.png).
+# it (stats_1_activations.png ... stats_4_update_ratio.png). The page comparing the runs
+# (build/report.html unless --report says otherwise; docs/comparing-runs.md) opens offline in
+# a browser: its path is printed last.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,6 +38,7 @@ output_of curves "$build_dir/curves.csv"; curves=$output
 output_of val-curves "$build_dir/val_curves.csv"; validation=$output
 output_of summary "$build_dir/summary.json"; summary=$output
 output_of stats "$build_dir/stats.csv"; stats=$output
+output_of report "$build_dir/report.html"; report=$output
 
 started="$(mktemp)"
 trap 'rm -f "$started"' EXIT
@@ -55,5 +58,8 @@ if [[ -f "$stats" && "$stats" -nt "$started" ]]; then
   [[ -f "$curves" && "$curves" -nt "$started" ]] && stats_args+=(--curves "$curves")
   [[ -f "$summary" && "$summary" -nt "$started" ]] && stats_args+=(--summary "$summary")
   bash "$stats_script" "${stats_args[@]}" "$stats" "$(dirname "$stats")"
+fi
+if [[ -f "$report" && "$report" -nt "$started" ]]; then
+  echo "the runs side by side (open in a browser): $(realpath "$report")"
 fi
 exit "$status"

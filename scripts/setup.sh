@@ -19,7 +19,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 jobs="${MINIDL_JOBS:-$(nproc)}"
-packages=(build-essential cmake libopenblas-dev libopenblas-openmp-dev catch2 libcxxopts-dev nlohmann-json3-dev libsleef-dev gnuplot-nox libopenmpi-dev openmpi-bin)
+packages=(build-essential cmake libopenblas-dev libopenblas-openmp-dev catch2 libcxxopts-dev nlohmann-json3-dev libsleef-dev gnuplot-nox libopenmpi-dev openmpi-bin
+  libjs-dygraphs protobuf-compiler python3-protobuf)
 # More packages to install in the same apt-get call (CI adds the fuzzers' clang this way).
 read -r -a extra_packages <<<"${MINIDL_EXTRA_PACKAGES:-}"
 packages+=("${extra_packages[@]}")

@@ -116,5 +116,10 @@ TEST_CASE("lab: several jobs at once give the records of one by one", "[lab][cli
   CHECK(readme.find("| 1 | [Depth](#1-depth) |") != std::string::npos);  // not run: listed as such
   CHECK(readme.find("**not run**") != std::string::npos);
   CHECK(std::filesystem::file_size(std::filesystem::path(one) / "eval_mode.png") > 1000);
+  // The training runs' curves as the comparison page beside the Markdown (report_page.hpp).
+  CHECK(readme.find("[group_norm.html](group_norm.html)") != std::string::npos);
+  const std::string page = slurp(std::filesystem::path(one) / "group_norm.html");
+  CHECK(page.find("\"name\":\"group part=training groups=") != std::string::npos);
+  CHECK(page.find("Dygraph") != std::string::npos);
 }
 #endif

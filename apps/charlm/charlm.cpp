@@ -16,6 +16,7 @@
 #include "options.hpp"
 #include "output_checks.hpp"
 #include "report.hpp"
+#include "run_logs.hpp"
 #include "runs/distributed.hpp"
 #include "sample.hpp"
 #include "training/charlm_stats.hpp"
@@ -64,6 +65,7 @@ void check_files(const Settings& s) {
   if (!s.val_curves.empty()) outputs.push_back({"--val-curves", s.val_curves});
   if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
   if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
+  if (!s.report.empty()) outputs.push_back({"--report", s.report});
   if (s.attention) outputs.push_back({"--attention", s.attention->file});
   apps::check_outputs(inputs, outputs, s.save_dir);
 }
@@ -170,6 +172,8 @@ int run(Settings s) {
   write(s.summary, summary_json(s, results, apps::stop_signal()));
   write(s.stats, stats_csv(results));
   if (s.attention) write(s.attention->file, attention_csv(results, s.attention->word));
+  if (!s.tensorboard.empty() || !s.report.empty())
+    failed |= !write_reporting([&] { write_comparisons(s, results, train_words); });
   if (!std::cout)
     std::cerr << "charlm: cannot write the results to standard output (closed or full); every output file was "
                  "still written"
@@ -200,6 +204,8 @@ int run_distributed(Settings s) {
       s.curves.clear();
       s.val_curves.clear();
       s.summary.clear();
+      s.tensorboard.clear();
+      s.report.clear();
       s.save_dir.clear();
     }
     return run(s);

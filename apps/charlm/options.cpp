@@ -71,6 +71,9 @@ cxxopts::Options command_line() {
                                  "and writes the files")(
       "sync-bn",
       "with --distributed: batch and batch-masked as SyncBatchNorm (statistics over the whole global batch)");
+  o.add_options("Comparing runs")("tensorboard", "write TensorBoard event files, one per run, to DIR/<run>/seed<S>/",
+                                  value<std::string>(), "DIR")(
+      "report", "write a page comparing the runs' curves to FILE.html (opens offline)", value<std::string>(), "FILE");
   return o;
 }
 
@@ -190,6 +193,8 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
   s.curves = text_or_empty(args, "curves");
   s.val_curves = text_or_empty(args, "val-curves");
   s.summary = text_or_empty(args, "summary");
+  s.tensorboard = text_or_empty(args, "tensorboard");
+  s.report = text_or_empty(args, "report");
   s.save_dir = text_or_empty(args, "save");
   s.init_from_dir = text_or_empty(args, "init-from");
   s.batch_order = text_or_empty(args, "batch-order");

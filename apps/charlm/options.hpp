@@ -26,6 +26,8 @@ struct Settings {
   SampleOptions sample;
   uint64_t sample_seed = 0;
   std::string stats;                          // --stats FILE; how often: run.stats_every
+  std::string tensorboard;                    // --tensorboard DIR (apps/common/tensorboard_logs.hpp)
+  std::string report;                         // --report FILE.html (apps/common/report_page.hpp)
   std::optional<AttentionRequest> attention;  // --attention WORD,FILE
   bool distributed = false;                   // --distributed: data-parallel over the processes mpirun started
   bool sync_bn = false;                       // --sync-bn: the BatchNorms as SyncBatchNorm (with --distributed)

@@ -25,6 +25,7 @@
 #include "minidl/minidl.hpp"
 #include "options.hpp"
 #include "outputs.hpp"
+#include "run_logs.hpp"
 #include "runs/distributed.hpp"
 #include "runs/run_stats.hpp"
 #include "runs/seeds.hpp"
@@ -222,6 +223,7 @@ int run(Settings s) {
   if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
   if (!s.stats.empty()) write(s.stats, lesson::stats_csv(results));
+  if (!s.tensorboard.empty() || !s.report.empty()) failed |= !written([&] { write_comparisons(s, results, examples); });
   if (!printed)
     std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
                  "file was still written"
@@ -250,6 +252,8 @@ int run_distributed(Settings s) {
       s.curves.clear();
       s.validation.clear();
       s.summary.clear();
+      s.tensorboard.clear();
+      s.report.clear();
       s.save_dir.clear();
       s.print = false;
     }

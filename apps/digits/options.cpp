@@ -104,6 +104,10 @@ const Declared kOptions[] = {
      "(kaiming_normal_ fan_in), biases 0",
      "pytorch", "SCHEME"},
     {"Model", "summary-model", "print each model's layers and parameter counts, train nothing", nullptr, nullptr},
+    {"Comparing runs", "tensorboard", "write TensorBoard event files, one per run, to DIR/<norm>/seed<S>/", nullptr,
+     "DIR"},
+    {"Comparing runs", "report", "write a page comparing the runs' curves to FILE.html (opens offline)", nullptr,
+     "FILE"},
 };
 
 cxxopts::Options command_line() {
@@ -342,6 +346,8 @@ std::optional<Settings> parse_settings(int argc, char** argv) {
     s.stats_every = line.whole("stats-every", 1);
   }
   s.quiet = line.given("quiet");
+  s.tensorboard = line.text("tensorboard");
+  s.report = line.text("report");
   read_model(line, s);
   s.distributed = line.given("distributed");
   s.sync_bn = line.given("sync-bn");

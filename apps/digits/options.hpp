@@ -22,6 +22,8 @@ struct Settings {
   std::string data_dir, curves, validation, summary, save_dir, init_from_dir, batch_order;
   std::string stats;        // --stats FILE: the layers' statistics as CSV
   int64_t stats_every = 0;  // --stats-every N; 0: lesson::default_stats_every of the run's steps
+  std::string tensorboard;  // --tensorboard DIR: event files per run (apps/common/tensorboard_logs.hpp)
+  std::string report;       // --report FILE.html: the comparison page (apps/common/report_page.hpp)
   bool quiet = false;
   bool summary_model = false;  // --summary-model: print each model's table, train nothing
   bool distributed = false;    // --distributed: data-parallel over the processes mpirun started

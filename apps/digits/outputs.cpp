@@ -32,6 +32,7 @@ std::vector<NamedFile> output_files(const Settings& s) {
   if (!s.validation.empty()) outputs.push_back({"--val-curves", s.validation});
   if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
   if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
+  if (!s.report.empty()) outputs.push_back({"--report", s.report});
   if (!s.save_dir.empty())
     for (lesson::NormKind norm : s.norms)
       for (uint64_t seed : s.seeds) outputs.push_back({"--save", checkpoint_path(s, norm, seed)});

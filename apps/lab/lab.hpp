@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -14,6 +15,7 @@
 
 #include "data/digits.hpp"
 #include "data/words.hpp"
+#include "run_log.hpp"
 
 namespace minidl::lab {
 
@@ -29,6 +31,8 @@ struct Settings {
 struct Record {
   using Value = std::variant<std::string, double>;
   std::vector<std::pair<std::string, Value>> fields;
+  /// A training run's curves (train_record), for the experiment's page; not in the CSV.
+  std::optional<apps::RunLog> curves{};
 
   Record& set(const std::string& name, Value value);
   /// The number or text named; throws naming the field when it is missing or of the other kind.

@@ -5,6 +5,7 @@
 
 #include "minidl/tensor/error.hpp"
 #include "registry.hpp"
+#include "report_page.hpp"
 #include "runs/seeds.hpp"
 #include "tools.hpp"
 
@@ -44,7 +45,16 @@ void write_experiment(const Experiment& e, size_t number, const Settings& s, con
                       const Outcome& outcome) {
   const fs::path dir(s.out_dir);
   write_file(dir / (e.name() + ".csv"), records_csv(records));
-  write_file(dir / (e.name() + ".md"), section_markdown(e, number, s, outcome));
+  std::vector<apps::RunLog> curves;
+  for (const Record& record : records)
+    if (record.curves) curves.push_back(*record.curves);
+  std::string md = section_markdown(e, number, s, outcome);
+  if (!curves.empty()) {  // the runs' curves to explore: zoom, toggle, hover (docs/comparing-runs.md)
+    write_file(dir / (e.name() + ".html"), apps::report_page(e.title(), curves, outcome.description.table));
+    md += cat("\nEvery run's loss and accuracy curves, to zoom into and compare: [", e.name(), ".html](", e.name(),
+              ".html).\n");
+  }
+  write_file(dir / (e.name() + ".md"), md);
 }
 
 void write_readme(const std::string& out_dir, const std::string& timing) {

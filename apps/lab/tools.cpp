@@ -10,6 +10,8 @@
 #include <limits>
 #include <sstream>
 
+#include "training/lr_trace.hpp"
+#include "runs/run_stats.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
@@ -26,6 +28,33 @@ std::pair<lesson::RunResult, std::string> trained(const Context& context, const 
   }
 }
 
+// The run's curves under a name of its keys ("layer depth=8"), its seeds drawn as one band.
+apps::RunLog run_curves(const Context& context, const lesson::TrainOptions& options, const Record& record,
+                        const lesson::RunResult& result) {
+  std::string name = lesson::short_name(options.norm);
+  for (const auto& [key, value] : record.fields) {
+    if (key == "norm") break;  // the keys come first
+    name += " " + key + "=" +
+            (std::holds_alternative<double>(value) ? plain(std::get<double>(value)) : std::get<std::string>(value));
+  }
+  apps::RunLog log{.name = name, .seed = options.seed};
+  const int64_t per_epoch =
+      lesson::steps_per_epoch(context.data.X_train.size(0), options.batch_size, options.drop_last);
+  const std::vector<double> lrs =
+      lesson::lr_trace(options.trainer, options.lr, options.steps ? *options.steps : options.epochs * per_epoch,
+                       per_epoch, int64_t(result.curve.size()));
+  // A run of 2 x kPagePoints steps or more is drawn at every stride-th step and its last
+  // (kPagePoints to twice as many points): a run of batch 1 has thousands, and the page
+  // carries every point of every run.
+  constexpr size_t kPagePoints = 200;
+  const size_t stride = std::max<size_t>(1, result.curve.size() / kPagePoints);
+  for (size_t i = 0; i < result.curve.size(); ++i)
+    if ((i + 1) % stride == 0 || i + 1 == result.curve.size())
+      log.steps.push_back({result.curve[i].step, result.curve[i].loss, lrs[i]});
+  for (const lesson::EpochValidation& v : result.validation) log.evals.push_back({v.step, v.loss, v.accuracy});
+  return log;
+}
+
 Record train_record(const Context& context, const lesson::TrainOptions& options, Record keys) {
   Record record = std::move(keys);
   record.set("norm", lesson::short_name(options.norm));
@@ -40,6 +69,7 @@ Record train_record(const Context& context, const lesson::TrainOptions& options,
   record.set("train_loss", ok ? double(result.train_loss) : nan);
   record.set("val_loss", ok ? double(result.val_loss) : nan);
   record.set("val_accuracy", ok ? double(result.val_accuracy) : nan);
+  record.curves = run_curves(context, options, record, result);
   return record;
 }
 
