@@ -1,5 +1,5 @@
-// The lab's sequence chapter (warmup_depth, padding_stats, rms_vs_layer): each rule gives each
-// verdict it can give on constructed records, and padding_stats' exact measurement on charlm.
+// The lab's sequence chapter (warmup_depth, padding_stats, rms_vs_layer, dyt_charlm) and dyt_deep_net: each rule gives
+// each verdict it can give on constructed records, and padding_stats' exact measurement on charlm.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -94,6 +94,35 @@ std::vector<Record> rms_vs_layer(double gap, double ratio) {
   return records;
 }
 
+// dyt_deep_net: no norm at 0.1, LayerNorm at 0.9, DyT at `dyt` validation accuracy.
+std::vector<Record> dyt_deep_net(double dyt) {
+  std::vector<Record> records;
+  for (const char* norm : {"none", "layer", "dyt"})
+    for (double seed : kSeeds) {
+      const std::string name = norm;
+      const double accuracy = (name == "none" ? 0.1 : name == "layer" ? 0.9 : dyt) + jitter(seed);
+      records.push_back(Record()
+                            .set("norm", name)
+                            .set("seed", seed)
+                            .set("status", "ok")
+                            .set("train_loss", 0.5)
+                            .set("val_accuracy", accuracy));
+    }
+  return records;
+}
+
+// dyt_charlm: LayerNorm's validation loss 2.3, DyT's 2.3 + gap; Fig. 2's points ride along.
+std::vector<Record> dyt_charlm(double gap) {
+  std::vector<Record> records;
+  for (const char* norm : {"layer", "dyt"})
+    for (double seed : kSeeds)
+      records.push_back(
+          charlm_run(Record().set("kind", "run"), norm, "pre", seed, std::string(norm) == "dyt" ? 2.3 + gap : 2.3));
+  for (double x : {-2.0, 0.0, 2.0})
+    records.push_back(Record().set("kind", "point").set("block", 0.0).set("channel", 0.0).set("x", x).set("y", x));
+  return records;
+}
+
 // The verdict the experiment's rule gives the records, its reasons printed when a check fails.
 std::string verdict(const std::string& experiment, const std::vector<Record>& records) {
   const Decision decision = select_experiments({experiment}).front()->decide(records, quick());
@@ -126,6 +155,20 @@ TEST_CASE("lab rms_vs_layer: each verdict its rule can give", "[lab][sequence]")
   CHECK(verdict("rms_vs_layer", rms_vs_layer(-0.02, 1.2)) == "held partly");   // as well, dearer
   CHECK(verdict("rms_vs_layer", rms_vs_layer(0.1, 1.2)) == "did not hold");    // worse and dearer
   CHECK(verdict("rms_vs_layer", rms_vs_layer(0.035, 0.8)) == "inconclusive");  // within 0.01 of 0.03
+}
+
+TEST_CASE("lab dyt_deep_net: each verdict its rule can give", "[lab]") {
+  CHECK(verdict("dyt_deep_net", dyt_deep_net(0.88)) == "held");          // learns, within 0.05 of LayerNorm
+  CHECK(verdict("dyt_deep_net", dyt_deep_net(0.7)) == "held partly");    // learns, 0.2 below LayerNorm
+  CHECK(verdict("dyt_deep_net", dyt_deep_net(0.1)) == "did not hold");   // stuck as without a norm
+  CHECK(verdict("dyt_deep_net", dyt_deep_net(0.86)) == "inconclusive");  // 0.04 below, within 0.02 of 0.05
+}
+
+TEST_CASE("lab dyt_charlm: each verdict its rule can give", "[lab][sequence]") {
+  CHECK(verdict("dyt_charlm", dyt_charlm(0.0)) == "held");            // as well
+  CHECK(verdict("dyt_charlm", dyt_charlm(-0.1)) == "held");           // better
+  CHECK(verdict("dyt_charlm", dyt_charlm(0.2)) == "did not hold");    // worse
+  CHECK(verdict("dyt_charlm", dyt_charlm(0.055)) == "inconclusive");  // within 0.01 of 0.05
 }
 
 namespace {

@@ -1,10 +1,10 @@
 #include "run_logs.hpp"
 
-#include "training/lr_trace.hpp"
 #include "minidl/io/atomic_file.hpp"
 #include "report.hpp"
 #include "report_page.hpp"
 #include "tensorboard_logs.hpp"
+#include "training/lr_trace.hpp"
 
 namespace minidl::charlm {
 

@@ -1,12 +1,12 @@
 #include "run_logs.hpp"
 
-#include "training/lr_trace.hpp"
-#include "runs/run_stats.hpp"
-#include "runs/seeds.hpp"
 #include "minidl/io/atomic_file.hpp"
 #include "report_page.hpp"
+#include "runs/run_stats.hpp"
+#include "runs/seeds.hpp"
 #include "summary.hpp"
 #include "tensorboard_logs.hpp"
+#include "training/lr_trace.hpp"
 
 namespace minidl::digits {
 

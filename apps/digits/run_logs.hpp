@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "training/digits_train.hpp"
 #include "options.hpp"
 #include "run_log.hpp"
+#include "training/digits_train.hpp"
 
 namespace minidl::digits {
 

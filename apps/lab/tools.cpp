@@ -10,9 +10,9 @@
 #include <limits>
 #include <sstream>
 
-#include "training/lr_trace.hpp"
-#include "runs/run_stats.hpp"
 #include "minidl/tensor/error.hpp"
+#include "runs/run_stats.hpp"
+#include "training/lr_trace.hpp"
 
 namespace minidl::lab {
 

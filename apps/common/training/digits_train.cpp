@@ -88,8 +88,8 @@ float forward_backward(nn::Module& model, const data::Batch& batch, apps::DataPa
   const apps::Shard shard = apps::shard_of(n, parallel->rank(), parallel->world_size());
   const double share = double(shard.end - shard.begin) / double(n);
   const Tensor inputs = rows(batch.inputs, shard);
-  Tensor loss = cross_entropy(parallel->forward([&](nn::Module& m) { return m.forward(inputs); }),
-                              rows(batch.targets, shard));
+  Tensor loss =
+      cross_entropy(parallel->forward([&](nn::Module& m) { return m.forward(inputs); }), rows(batch.targets, shard));
   const float value = float(parallel->total(double(loss.item()) * share));  // the same on every rank
   if (!std::isfinite(value)) return value;
   const float weight = float(share * parallel->world_size());
