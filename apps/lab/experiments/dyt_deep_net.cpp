@@ -1,4 +1,4 @@
-// 16. DyT in the lesson's network (Zhu et al. 2025): the elementwise tanh that replaces
+// Papers chapter: DyT in the lesson's network (Zhu et al. 2025): the elementwise tanh that replaces
 // LayerNorm in transformers, in place of the norm of the deep tanh network, where nothing
 // else keeps the activations' scale.
 #include "experiments.hpp"

@@ -30,7 +30,6 @@ std::shared_ptr<const Experiment> pre_post_norm_experiment();
 std::shared_ptr<const Experiment> adam_norm_experiment();
 // Runs `mpirun ... digits --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> nothing_to_sync_experiment();
-std::shared_ptr<const Experiment> dyt_deep_net_experiment();
 
 // ---- the sequence chapter (experiments/sequence/), in report order ----
 std::shared_ptr<const Experiment> warmup_depth_experiment();
@@ -39,13 +38,14 @@ std::shared_ptr<const Experiment> padding_stats_experiment();
 std::shared_ptr<const Experiment> leak_experiment();
 std::shared_ptr<const Experiment> batch_one_experiment();
 std::shared_ptr<const Experiment> rms_vs_layer_experiment();
-std::shared_ptr<const Experiment> dyt_charlm_experiment();
 // Runs `mpirun ... charlm --distributed` (built with MPI only; otherwise "not run").
 std::shared_ptr<const Experiment> charlm_sync_experiment();
 
 // ---- the papers behind the lesson ----
 std::shared_ptr<const Experiment> ioffe_fig1_experiment();
 std::shared_ptr<const Experiment> santurkar_smoothness_experiment();
+std::shared_ptr<const Experiment> dyt_deep_net_experiment();  // experiments/dyt_deep_net.cpp
+std::shared_ptr<const Experiment> dyt_charlm_experiment();    // experiments/sequence/dyt_charlm.cpp (charlm)
 
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)
