@@ -15,6 +15,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 bash "$repo/scripts/setup.sh" --with-torch
+# ctest -j2 runs two tests at once, each with two OpenMP threads on the two cores: a thread
+# that spin-waits at a barrier holds the core its partner needs. Waiting threads sleep instead
+# (the same threads and results; a third of a pass's time, docs/build-time.md).
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+
 if (($# > 0)); then
   exec ctest --test-dir "$build_dir" --output-on-failure -j2 "$@"
 fi
