@@ -9,18 +9,13 @@
 
 namespace minidl::charlm {
 
+using lesson::padded;
+
 namespace {
 
 // "2.105 [2.091, 2.120]", or "-" when no run finished.
 std::string spread_text(const std::vector<double>& values) {
-  const lesson::Spread s = lesson::spread_of(values);
-  if (s.count == 0) return "-";
-  return cat(lesson::figure_text(s.mean), " [", lesson::figure_text(s.min), ", ", lesson::figure_text(s.max), "]");
-}
-
-std::string padded(std::string text, size_t width) {
-  if (text.size() < width) text += std::string(width - text.size(), ' ');
-  return text;
+  return lesson::spread_text(lesson::spread_of(values), "-");
 }
 
 }  // namespace

@@ -161,17 +161,6 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<le
   return results;
 }
 
-// The results on stdout; false when stdout cannot take them (a closed pipe, a full device).
-bool print_results(const Settings& s, const std::vector<lesson::RunResult>& results) {
-  if (s.seeds.size() == 1) {
-    for (const lesson::RunResult& result : results) std::cout << lesson::summary_line(result) << "\n";
-  } else {
-    std::cout << lesson::seed_table(results, s.norms, s.seeds);
-  }
-  std::cout.flush();
-  return bool(std::cout);
-}
-
 int run(Settings s) {
   if (s.summary_model) return print_model_summaries(s);
   check_files(s);
@@ -202,7 +191,8 @@ int run(Settings s) {
     if (why && s.print) std::cerr << "digits: " << *why << std::endl;
 
   const std::vector<lesson::RunResult> results = train_all(s, runs, data, refused);
-  const bool printed = !s.print || print_results(s, results);
+  // false when stdout cannot take the results (a closed pipe, a full device)
+  const bool printed = !s.print || (std::cout << results_text(s, results) << std::flush);
   bool failed = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const lesson::RunResult& result = results[i];
