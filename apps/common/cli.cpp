@@ -74,15 +74,15 @@ std::string SharedSettings::init_path(const std::string& run) const {
 void SharedSettings::add_files(const std::vector<std::string>& runs, std::vector<NamedFile>& inputs,
                                std::vector<NamedFile>& outputs) const {
   if (!batch_order.empty()) inputs.push_back({"--batch-order", batch_order});
+  for (const auto& [option, path] :
+       {std::pair{"--curves", curves}, std::pair{"--val-curves", val_curves}, std::pair{"--summary", summary},
+        std::pair{"--stats", stats}, std::pair{"--report", report}})
+    if (!path.empty()) outputs.push_back({option, path});
   for (const std::string& run : runs) {
     if (!init_from_dir.empty()) inputs.push_back({"--init-from", init_path(run)});
     if (!save_dir.empty())
       for (uint64_t seed : seeds) outputs.push_back({"--save", checkpoint_path(run, seed)});
   }
-  for (const auto& [option, path] :
-       {std::pair{"--curves", curves}, std::pair{"--val-curves", val_curves}, std::pair{"--summary", summary},
-        std::pair{"--stats", stats}, std::pair{"--report", report}})
-    if (!path.empty()) outputs.push_back({option, path});
 }
 
 void read_shared(const CommandLine& line, SharedSettings& s) {
