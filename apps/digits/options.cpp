@@ -30,8 +30,7 @@ struct Declared {
   const char* value_name;
 };
 
-// In --help's order. Every value is read as text and parsed below, so each message names its
-// option (cxxopts' own numbers would take "0x10" as 16 and report "Argument '' failed to parse").
+// In --help's order. Every value is read as text and parsed by apps::CommandLine (cli.hpp).
 const Declared kOptions[] = {
     {"", "norm", "comma list of none, batch, layer, rms, group, dyt (instance: --arch cnn only)", "none,batch,layer",
      "LIST"},
