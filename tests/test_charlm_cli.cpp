@@ -99,8 +99,8 @@ TEST_CASE("charlm refuses bad options: one line naming the option, exit 2", "[ch
   refused({"--norm", "rms,rms"}, "--norm lists \"rms\" twice");
   refused({"--heads", "3"}, "--heads 3 does not divide --width 64: each head takes width / heads channels");
   refused({"--steps", "1e3"}, "--steps: \"1e3\" is not a whole number");
-  refused({"--temperature", "0"}, "--temperature must be a positive number, got \"0\"");
-  refused({"--top-k", "28"}, "--top-k must be in 0..27, got 28");
+  refused({"--temperature", "0"}, "--temperature must be a positive number, got 0");
+  refused({"--top-k", "28"}, "--top-k must be at most 27, got 28");
   refused({"--schedule", "step"}, "--schedule: unknown schedule \"step\": choose constant or cosine");
   refused({"--steps", "5", "--warmup", "5"}, "--warmup 5 must be shorter than the run's 5 steps");
   refused({"--batch-size", "200"}, "--batch-size 200 is more than the 108 training words: every batch is a whole one");

@@ -5,9 +5,6 @@
 // Exit codes: 0 every run trained, 1 a run diverged or failed (the others still train and
 // every output is written), 2 bad options or input files (nothing trained), 128 + the
 // signal when interrupted.
-#include <csignal>
-#include <cxxopts.hpp>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 
@@ -15,13 +12,13 @@
 #include "interrupt.hpp"
 #include "options.hpp"
 #include "output_checks.hpp"
+#include "program.hpp"
 #include "report.hpp"
 #include "run_logs.hpp"
 #include "runs/distributed.hpp"
 #include "sample.hpp"
 #include "training/charlm_stats.hpp"
 
-namespace fs = std::filesystem;
 using namespace minidl;
 using namespace minidl::charlm;
 using apps::NamedFile;
@@ -43,29 +40,12 @@ std::vector<RunSpec> run_specs(const Settings& s) {
   return specs;
 }
 
-std::string init_path(const Settings& s, NormKind norm, Position position) {
-  return (fs::path(s.init_from_dir) / (run_name(norm, position) + ".safetensors")).string();
-}
-
-// DIR/<run>.safetensors with one seed, DIR/<run>_seed<S>.safetensors with several.
-std::string checkpoint_path(const Settings& s, const RunSpec& run) {
-  const std::string name = run_name(run.norm, run.position);
-  const std::string file = s.seeds.size() == 1 ? name : cat(name, "_seed", run.seed);
-  return (fs::path(s.save_dir) / (file + ".safetensors")).string();
-}
-
 void check_files(const Settings& s) {
   std::vector<NamedFile> inputs{{"--data", s.data_file}}, outputs;
-  if (!s.batch_order.empty()) inputs.push_back({"--batch-order", s.batch_order});
-  for (const RunSpec& run : run_specs(s)) {
-    if (!s.init_from_dir.empty()) inputs.push_back({"--init-from", init_path(s, run.norm, run.position)});
-    if (!s.save_dir.empty()) outputs.push_back({"--save", checkpoint_path(s, run)});
-  }
-  if (!s.curves.empty()) outputs.push_back({"--curves", s.curves});
-  if (!s.val_curves.empty()) outputs.push_back({"--val-curves", s.val_curves});
-  if (!s.summary.empty()) outputs.push_back({"--summary", s.summary});
-  if (!s.stats.empty()) outputs.push_back({"--stats", s.stats});
-  if (!s.report.empty()) outputs.push_back({"--report", s.report});
+  std::vector<std::string> runs;
+  for (NormKind norm : s.norms)
+    for (Position position : s.positions) runs.push_back(run_name(norm, position));
+  s.add_files(runs, inputs, outputs);
   if (s.attention) outputs.push_back({"--attention", s.attention->file});
   apps::check_outputs(inputs, outputs, s.save_dir);
 }
@@ -73,7 +53,7 @@ void check_files(const Settings& s) {
 // The --init-from weights of a run, checked against its model before anything trains.
 std::optional<nn::StateDict> read_init(const Settings& s, const RunSpec& run) {
   if (s.init_from_dir.empty()) return std::nullopt;
-  const std::string path = init_path(s, run.norm, run.position);
+  const std::string path = s.init_path(run_name(run.norm, run.position));
   nn::StateDict state = io::load_safetensors(path);
   ModelOptions model = s.run.model;
   model.norm = run.norm;
@@ -101,18 +81,6 @@ void print_samples(const Settings& s, RunResult& r) {
   std::cout << "samples of " << run_name(r.norm, r.position) << " seed " << r.seed << ":\n";
   for (const std::string& word : sample_words(*r.model, s.samples, s.sample, gen)) std::cout << word << "\n";
   std::cout.flush();
-}
-
-// Writes one output, reporting a failure instead of stopping: the other outputs still go out.
-template <typename Write>
-bool write_reporting(Write&& write) {
-  try {
-    write();
-    return true;
-  } catch (const std::exception& e) {
-    std::cerr << "charlm: " << e.what() << std::endl;
-    return false;
-  }
 }
 
 std::vector<RunResult> train_all(const Settings& s, const WordSplit& data) {
@@ -153,19 +121,20 @@ int run(Settings s) {
 
   std::vector<RunResult> results = train_all(s, data);
   if (s.print) std::cout << results_table(s, results) << std::flush;
-  bool failed = !std::cout;
+  bool failed = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const RunResult& r = results[i];
     if (!r.ok()) {
       if (!r.interrupted) std::cerr << "charlm: " << *r.failure << std::endl;
       failed = true;
     } else if (!s.save_dir.empty()) {
-      failed |=
-          !write_reporting([&] { io::save_safetensors(checkpoint_path(s, run_specs(s)[i]), r.model->state_dict()); });
+      failed |= !apps::write_reporting("charlm", [&] {
+        io::save_safetensors(s.checkpoint_path(run_name(r.norm, r.position), r.seed), r.model->state_dict());
+      });
     }
   }
   auto write = [&](const std::string& path, const std::string& bytes) {
-    if (!path.empty()) failed |= !write_reporting([&] { io::write_file_atomically(path, bytes); });
+    if (!path.empty()) failed |= !apps::write_reporting("charlm", [&] { io::write_file_atomically(path, bytes); });
   };
   write(s.curves, curves_csv(results));
   write(s.val_curves, val_curves_csv(results));
@@ -173,17 +142,8 @@ int run(Settings s) {
   write(s.stats, stats_csv(results));
   if (s.attention) write(s.attention->file, attention_csv(results, s.attention->word));
   if (!s.tensorboard.empty() || !s.report.empty())
-    failed |= !write_reporting([&] { write_comparisons(s, results, train_words); });
-  if (!std::cout)
-    std::cerr << "charlm: cannot write the results to standard output (closed or full); every output file was "
-                 "still written"
-              << std::endl;
-  if (const int signal = apps::stop_signal()) {
-    std::cerr << "charlm: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-              << ": the runs stopped at their next step; the curves and summary hold what ran" << std::endl;
-    return 128 + signal;
-  }
-  return failed ? 1 : 0;
+    failed |= !apps::write_reporting("charlm", [&] { write_comparisons(s, results, train_words); });
+  return apps::exit_code("charlm", failed, bool(std::cout));
 }
 
 // --distributed: every rank runs the same runs; rank 0 alone prints and writes.
@@ -198,15 +158,8 @@ int run_distributed(Settings s) {
     s.run.parallel = parallel;
     s.run.model.sync_batch_norm = s.sync_bn;
     if (parallel->rank() != 0) {
-      s.quiet = true;
-      s.print = false;
+      s.keep_quiet();
       s.samples = 0;
-      s.curves.clear();
-      s.val_curves.clear();
-      s.summary.clear();
-      s.tensorboard.clear();
-      s.report.clear();
-      s.save_dir.clear();
     }
     return run(s);
   });
@@ -216,21 +169,9 @@ int run_distributed(Settings s) {
 
 int main(int argc, char** argv) {
   apps::install_signal_handlers();
-  try {
+  return apps::guarded_main("charlm", [&] {
     std::optional<Settings> settings = parse_settings(argc, argv);
     if (settings && settings->distributed) return run_distributed(std::move(*settings));
     return settings ? run(std::move(*settings)) : 0;
-  } catch (const UsageError& e) {
-    std::cerr << "charlm: " << e.what() << std::endl;
-    return 2;
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << "charlm: " << e.what() << " (see charlm --help)" << std::endl;
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "charlm: out of memory" << std::endl;
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "charlm: error: " << e.what() << std::endl;
-    return 1;
-  }
+  });
 }

@@ -1,12 +1,8 @@
 #include "options.hpp"
 
-#include <charconv>
-#include <cmath>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
-#include <limits>
-#include <set>
 
 #include "runs/run_stats.hpp"
 #include "runs/seeds.hpp"
@@ -16,8 +12,6 @@ namespace fs = std::filesystem;
 namespace minidl::charlm {
 
 namespace {
-
-constexpr int64_t kLargest = std::numeric_limits<int64_t>::max();
 
 cxxopts::Options command_line() {
   cxxopts::Options o("charlm",
@@ -77,44 +71,6 @@ cxxopts::Options command_line() {
   return o;
 }
 
-// The option's value as an integer in [low, high]; decimal digits only ("1e3", "0x10" refused).
-int64_t integer(const cxxopts::ParseResult& args, const std::string& name, int64_t low, int64_t high = kLargest) {
-  const std::string text = args[name].as<std::string>();
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool digits_only = !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
-  if (!digits_only || end != text.data() + text.size() || error == std::errc::invalid_argument)
-    throw UsageError(cat("--", name, ": \"", text, "\" is not a whole number"));
-  if (error == std::errc::result_out_of_range || value < low || value > high)
-    throw UsageError(cat("--", name, " must be in ", low, "..", high, ", got ", text));
-  return value;
-}
-
-// The option's value as a finite number above 0.
-double positive(const cxxopts::ParseResult& args, const std::string& name) {
-  const std::string text = args[name].as<std::string>();
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value <= 0.0)
-    throw UsageError(cat("--", name, " must be a positive number, got \"", text, "\""));
-  return value;
-}
-
-// "layer,rms" -> each item through parse_item, in order; an empty item or one twice refused.
-template <typename Parse>
-auto comma_list(const std::string& option, const std::string& list, Parse parse_item) {
-  std::vector<decltype(parse_item(std::string()))> items;
-  std::set<std::string> seen;
-  for (size_t start = 0; start <= list.size();) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    const std::string item = list.substr(start, end - start);
-    if (!seen.insert(item).second) throw UsageError(cat(option, " lists \"", item, "\" twice"));
-    items.push_back(parse_item(item));
-    start = end + 1;
-  }
-  return items;
-}
-
 std::string default_data_file() {
   const fs::path built_from = fs::path(MINIDL_DATA_DIR) / "words.txt";
   std::error_code error;
@@ -122,87 +78,60 @@ std::string default_data_file() {
   throw UsageError(cat("cannot find the word list ", built_from.string(), ": pass --data FILE"));
 }
 
-void read_model(const cxxopts::ParseResult& args, ModelOptions& m) {
-  m.layers = integer(args, "layers", 1, 1000);
-  m.width = integer(args, "width", 1, 1 << 16);
-  m.heads = integer(args, "heads", 1, m.width);
+void read_model(const apps::CommandLine& line, ModelOptions& m) {
+  m.layers = line.whole("layers", 1, 1000);
+  m.width = line.whole("width", 1, 1 << 16);
+  m.heads = line.whole("heads", 1, m.width);
   if (m.width % m.heads != 0)
     throw UsageError(cat("--heads ", m.heads, " does not divide --width ", m.width,
                          ": each head takes width / heads "
                          "channels"));
-  m.block_size = integer(args, "block-size", 2, 1 << 16);
+  m.block_size = line.whole("block-size", 2, 1 << 16);
 }
 
-void read_training(const cxxopts::ParseResult& args, RunOptions& r) {
-  r.steps = integer(args, "steps", 0);
-  r.batch_size = integer(args, "batch-size", 1);
-  r.lr = positive(args, "lr");
-  r.trainer.warmup = integer(args, "warmup", 0);
-  const std::string schedule = args["schedule"].as<std::string>();
+void read_training(const apps::CommandLine& line, RunOptions& r) {
+  r.steps = line.whole("steps", 0);
+  r.batch_size = line.whole("batch-size", 1);
+  r.lr = line.positive("lr");
+  r.trainer.warmup = line.whole("warmup", 0);
+  const std::string schedule = line.text("schedule");
   if (schedule != "constant" && schedule != "cosine")
     throw UsageError(cat("--schedule: unknown schedule \"", schedule, "\": choose constant or cosine"));
   r.trainer.schedule = schedule == "cosine" ? lesson::ScheduleKind::Cosine : lesson::ScheduleKind::Constant;
-  r.eval_every = integer(args, "eval-every", 1);
+  r.eval_every = line.whole("eval-every", 1);
 }
 
-void read_sampling(const cxxopts::ParseResult& args, Settings& s) {
-  if (args.count("sample")) s.samples = integer(args, "sample", 0, 1000000);
-  s.sample.temperature = positive(args, "temperature");
-  s.sample.top_k = integer(args, "top-k", 0, kVocabSize);
-  s.sample_seed = uint64_t(integer(args, "sample-seed", 0));
+void read_sampling(const apps::CommandLine& line, Settings& s) {
+  if (line.given("sample")) s.samples = line.whole("sample", 0, 1000000);
+  s.sample.temperature = line.positive("temperature");
+  s.sample.top_k = line.whole("top-k", 0, kVocabSize);
+  s.sample_seed = uint64_t(line.whole("sample-seed", 0));
 }
 
-std::string text_or_empty(const cxxopts::ParseResult& args, const char* name) {
-  return args.count(name) ? args[name].as<std::string>() : std::string();
-}
-
-// --stats, --stats-every and --attention, after the model's and training's options.
-void read_diagnostics(const cxxopts::ParseResult& args, Settings& s) {
-  s.stats = text_or_empty(args, "stats");
-  if (args.count("stats-every") && s.stats.empty())
-    throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
-  if (!s.stats.empty())
-    s.run.stats_every =
-        args.count("stats-every") ? integer(args, "stats-every", 1) : lesson::default_stats_every(s.run.steps);
-  if (args.count("attention"))
-    s.attention = parse_attention(args["attention"].as<std::string>(), s.run.model.block_size);
+// --stats-every's default and --attention, after the model's and training's options.
+void read_diagnostics(const apps::CommandLine& line, Settings& s) {
+  if (!s.stats.empty()) s.run.stats_every = s.stats_every ? s.stats_every : lesson::default_stats_every(s.run.steps);
+  if (line.given("attention")) s.attention = parse_attention(line.text("attention"), s.run.model.block_size);
 }
 
 }  // namespace
 
 std::optional<Settings> parse_settings(int argc, char** argv) {
   cxxopts::Options options = command_line();
-  const cxxopts::ParseResult args = options.parse(argc, argv);
-  if (args.count("help")) {
+  const apps::CommandLine line(options, argc, argv);
+  if (line.given("help")) {
     std::cout << options.help() << "\n";
     return std::nullopt;
   }
-  if (!args.unmatched().empty()) throw UsageError(cat("unexpected argument \"", args.unmatched()[0], "\""));
-  for (const cxxopts::KeyValue& kv : args.arguments())
-    if (args.count(kv.key()) > 1) throw UsageError(cat("--", kv.key(), " is given more than once: give it once"));
   Settings s;
-  s.norms = comma_list("--norm", args["norm"].as<std::string>(), parse_norm);
-  s.positions = comma_list("--norm-position", args["norm-position"].as<std::string>(), parse_position);
-  s.seeds = lesson::parse_seeds(args["seeds"].as<std::string>());
-  read_model(args, s.run.model);
-  read_training(args, s.run);
-  read_sampling(args, s);
-  if (args.count("threads")) s.threads = int(integer(args, "threads", 1, 1024));
-  s.quiet = args.count("quiet") > 0;
-  s.data_file = args.count("data") ? args["data"].as<std::string>() : default_data_file();
-  s.curves = text_or_empty(args, "curves");
-  s.val_curves = text_or_empty(args, "val-curves");
-  s.summary = text_or_empty(args, "summary");
-  s.tensorboard = text_or_empty(args, "tensorboard");
-  s.report = text_or_empty(args, "report");
-  s.save_dir = text_or_empty(args, "save");
-  s.init_from_dir = text_or_empty(args, "init-from");
-  s.batch_order = text_or_empty(args, "batch-order");
-  read_diagnostics(args, s);
-  s.distributed = args.count("distributed") > 0;
-  s.sync_bn = args.count("sync-bn") > 0;
-  if (s.sync_bn && !s.distributed)
-    throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
+  s.norms = apps::comma_list("--norm", line.text("norm"), parse_norm);
+  s.positions = apps::comma_list("--norm-position", line.text("norm-position"), parse_position);
+  apps::read_shared(line, s);
+  read_model(line, s.run.model);
+  read_training(line, s.run);
+  read_sampling(line, s);
+  s.data_file = line.given("data") ? line.text("data") : default_data_file();
+  read_diagnostics(line, s);
   return s;
 }
 

@@ -8,30 +8,21 @@
 #include <vector>
 
 #include "attention_dump.hpp"
+#include "cli.hpp"
 #include "sample.hpp"
 #include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
 
-struct Settings {
+struct Settings : apps::SharedSettings {
   std::vector<NormKind> norms;
   std::vector<Position> positions;
-  std::vector<uint64_t> seeds;
-  RunOptions run;  // model sizes and training; norm, position, seed, init and batch order per run
-  std::optional<int> threads;
-  bool quiet = false;
+  RunOptions run;         // model sizes and training; norm, position, seed, init and batch order per run
   std::string data_file;  // the word list; its split files beside it (data/words.hpp)
-  std::string curves, val_curves, summary, save_dir, init_from_dir, batch_order;
-  int64_t samples = 0;  // --sample N: words written by each run's model
+  int64_t samples = 0;    // --sample N: words written by each run's model
   SampleOptions sample;
   uint64_t sample_seed = 0;
-  std::string stats;                          // --stats FILE; how often: run.stats_every
-  std::string tensorboard;                    // --tensorboard DIR (apps/common/tensorboard_logs.hpp)
-  std::string report;                         // --report FILE.html (apps/common/report_page.hpp)
   std::optional<AttentionRequest> attention;  // --attention WORD,FILE
-  bool distributed = false;                   // --distributed: data-parallel over the processes mpirun started
-  bool sync_bn = false;                       // --sync-bn: the BatchNorms as SyncBatchNorm (with --distributed)
-  bool print = true;  // the results table and samples on stdout (rank 0 alone with --distributed)
 };
 
 /// The settings of a command line, or nothing when it asked for --help (printed to stdout).

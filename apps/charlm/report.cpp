@@ -1,43 +1,21 @@
 #include "report.hpp"
 
-#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "program.hpp"
 #include "runs/seeds.hpp"
 #include "training/digits_train.hpp"
-#if MINIDL_WITH_MPI
-#include "minidl/distributed/collectives.hpp"
-#include "minidl/distributed/environment.hpp"
-#endif
 
 namespace minidl::charlm {
+
+using lesson::padded;
 
 namespace {
 
 // "2.105 [2.091, 2.120]", or "-" when no run finished.
 std::string spread_text(const std::vector<double>& values) {
-  const lesson::Spread s = lesson::spread_of(values);
-  if (s.count == 0) return "-";
-  return cat(lesson::figure_text(s.mean), " [", lesson::figure_text(s.min), ", ", lesson::figure_text(s.max), "]");
-}
-
-std::string padded(std::string text, size_t width) {
-  if (text.size() < width) text += std::string(width - text.size(), ' ');
-  return text;
-}
-
-// With --distributed: the ranks and what this rank handed to collectives over every run of
-// the invocation (the same on every rank), as digits' summary has them.
-nlohmann::ordered_json distributed_json(const Settings& s) {
-#if MINIDL_WITH_MPI
-  const distributed::Traffic t = distributed::traffic();
-  return {
-      {"ranks", distributed::world_size()}, {"sync_bn", s.sync_bn}, {"collectives", t.collectives}, {"bytes", t.bytes}};
-#else
-  (void)s;
-  return nullptr;
-#endif
+  return lesson::spread_text(lesson::spread_of(values), "-");
 }
 
 }  // namespace
@@ -108,10 +86,7 @@ std::string summary_json(const Settings& s, const std::vector<RunResult>& result
                          {"width", o.model.width},       {"block_size", o.model.block_size},
                          {"eval_every", o.eval_every},   {"seeds", s.seeds},
                          {"init_from", s.init_from_dir}, {"batch_order", s.batch_order}};
-  const json interrupted = stop_signal == SIGINT ? json("SIGINT") : stop_signal == SIGTERM ? json("SIGTERM") : json();
-  json summary = {{"settings", settings}, {"interrupted", interrupted}, {"runs", runs}};
-  if (s.distributed) summary["distributed"] = distributed_json(s);
-  return summary.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return apps::summary_json(s, settings, stop_signal, {{"runs", runs}});
 }
 
 }  // namespace minidl::charlm

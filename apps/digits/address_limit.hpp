@@ -7,15 +7,11 @@
 // training thread needs about 320 MB of address space, two about 530 MB.
 #include <string>
 
-#include "minidl/tensor/error.hpp"
+#include "program.hpp"
 
 namespace minidl::digits {
 
-/// The machine cannot give what the program needs (an address-space limit, memory): the
-/// program exits with 1, not 2, since the options themselves are fine.
-struct ResourceError : Error {
-  using Error::Error;
-};
+using apps::ResourceError;
 
 /// The address space, in MB, that `workers` training threads of `threads` OpenMP threads
 /// each are given before OpenBLAS could run out: 150 + 256 per thread that calls it.

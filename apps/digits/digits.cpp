@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
-#include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -24,7 +22,8 @@
 #include "interrupt.hpp"
 #include "minidl/minidl.hpp"
 #include "options.hpp"
-#include "outputs.hpp"
+#include "output_checks.hpp"
+#include "program.hpp"
 #include "run_logs.hpp"
 #include "runs/distributed.hpp"
 #include "runs/run_stats.hpp"
@@ -45,7 +44,7 @@ std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
   std::vector<std::optional<nn::StateDict>> inits(s.norms.size());
   if (s.init_from_dir.empty()) return inits;
   for (size_t i = 0; i < s.norms.size(); ++i) {
-    const std::string path = (fs::path(s.init_from_dir) / (lesson::short_name(s.norms[i]) + ".safetensors")).string();
+    const std::string path = s.init_path(lesson::short_name(s.norms[i]));
     inits[i] = io::load_safetensors(path);
     Generator gen(0);
     auto model = lesson::build_model(s.norms[i], s.train.net, s.train.model, gen);
@@ -58,6 +57,17 @@ std::vector<std::optional<nn::StateDict>> read_inits(const Settings& s) {
     }
   }
   return inits;
+}
+
+// The files the runs read and write, checked before anything is read.
+void check_files(const Settings& s) {
+  std::vector<NamedFile> inputs, outputs;
+  for (const char* name : {"digits.csv", "digits_train_indices.txt", "digits_test_indices.txt"})
+    inputs.push_back({"--data", (fs::path(s.data_dir) / name).string()});
+  std::vector<std::string> runs;
+  for (NormKind norm : s.norms) runs.push_back(lesson::short_name(norm));
+  s.add_files(runs, inputs, outputs);
+  check_outputs(inputs, outputs, s.save_dir);
 }
 
 // --summary-model: each norm's model as a table on stdout, nothing trained.
@@ -151,32 +161,9 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<le
   return results;
 }
 
-// The results on stdout; false when stdout cannot take them (a closed pipe, a full device).
-bool print_results(const Settings& s, const std::vector<lesson::RunResult>& results) {
-  if (s.seeds.size() == 1) {
-    for (const lesson::RunResult& result : results) std::cout << lesson::summary_line(result) << "\n";
-  } else {
-    std::cout << lesson::seed_table(results, s.norms, s.seeds);
-  }
-  std::cout.flush();
-  return bool(std::cout);
-}
-
-// Writes one output, reporting a failure instead of stopping: the other outputs still go out.
-template <typename Write>
-bool written(Write&& write) {
-  try {
-    write();
-    return true;
-  } catch (const std::exception& e) {
-    std::cerr << "digits: " << e.what() << std::endl;
-    return false;
-  }
-}
-
 int run(Settings s) {
   if (s.summary_model) return print_model_summaries(s);
-  check_outputs(s);
+  check_files(s);
   const data::DigitsSplit data = data::load_digits(s.data_dir);
   const int64_t examples = data.X_train.size(0);
   if (!s.batch_order.empty()) s.train.batch_order = data::read_batch_order(s.batch_order, examples, s.train.epochs);
@@ -199,41 +186,36 @@ int run(Settings s) {
   // a limit too small for them it would hang there (address_limit.hpp).
   check_address_space(workers, s.threads.value_or(workers > 1 ? 1 : get_num_threads()));
   if (s.threads) set_num_threads(*s.threads);
-  prepare_save_directory(s);  // last: it creates the --save directory
+  prepare_save_directory(s.save_dir);  // last: it creates the --save directory
   for (const std::optional<std::string>& why : refused)
     if (why && s.print) std::cerr << "digits: " << *why << std::endl;
 
   const std::vector<lesson::RunResult> results = train_all(s, runs, data, refused);
-  const bool printed = !s.print || print_results(s, results);
-  bool failed = !printed;
+  // false when stdout cannot take the results (a closed pipe, a full device)
+  const bool printed = !s.print || (std::cout << results_text(s, results) << std::flush);
+  bool failed = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const lesson::RunResult& result = results[i];
     if (!result.ok()) {
       if (!refused[i] && !result.interrupted && s.print) std::cerr << "digits: " << *result.failure << std::endl;
       failed = true;
     } else if (!s.save_dir.empty()) {
-      failed |= !written(
-          [&] { io::save_safetensors(checkpoint_path(s, result.norm, result.seed), result.model->state_dict()); });
+      failed |= !write_reporting("digits", [&] {
+        io::save_safetensors(s.checkpoint_path(lesson::short_name(result.norm), result.seed),
+                             result.model->state_dict());
+      });
     }
   }
   auto write = [&](const std::string& path, const std::string& bytes) {
-    failed |= !written([&] { io::write_file_atomically(path, bytes); });
+    failed |= !write_reporting("digits", [&] { io::write_file_atomically(path, bytes); });
   };
   if (!s.curves.empty()) write(s.curves, lesson::curves_csv(results));
-  if (!s.validation.empty()) write(s.validation, lesson::validation_csv(results));
+  if (!s.val_curves.empty()) write(s.val_curves, lesson::validation_csv(results));
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
   if (!s.stats.empty()) write(s.stats, lesson::stats_csv(results));
-  if (!s.tensorboard.empty() || !s.report.empty()) failed |= !written([&] { write_comparisons(s, results, examples); });
-  if (!printed)
-    std::cerr << "digits: cannot write the results to standard output (closed or full); every output "
-                 "file was still written"
-              << std::endl;
-  if (const int signal = stop_signal()) {
-    std::cerr << "digits: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-              << ": the runs stopped at their next step; the curves and summary hold what ran" << std::endl;
-    return 128 + signal;
-  }
-  return failed ? 1 : 0;
+  if (!s.tensorboard.empty() || !s.report.empty())
+    failed |= !write_reporting("digits", [&] { write_comparisons(s, results, examples); });
+  return exit_code("digits", failed, printed);
 }
 
 // --distributed: every rank runs the same runs, one after another (every rank must reach each
@@ -247,16 +229,7 @@ int run_distributed(Settings s) {
     s.jobs = 1;
     if (!s.threads) s.threads = threads_per_rank();
     s.train.parallel = parallel;
-    if (parallel->rank() != 0) {
-      s.quiet = true;
-      s.curves.clear();
-      s.validation.clear();
-      s.summary.clear();
-      s.tensorboard.clear();
-      s.report.clear();
-      s.save_dir.clear();
-      s.print = false;
-    }
+    if (parallel->rank() != 0) s.keep_quiet();
     return run(s);
   });
 }
@@ -265,27 +238,12 @@ int run_distributed(Settings s) {
 
 int main(int argc, char** argv) {
   install_signal_handlers();
-  try {
-    std::optional<Settings> settings = parse_settings(argc, argv);
-    if (settings && settings->distributed) return run_distributed(std::move(*settings));
-    return settings ? run(std::move(*settings)) : 0;
-  } catch (const UsageError& e) {
-    std::cerr << "digits: " << e.what() << std::endl;
-    return 2;
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << "digits: " << e.what() << " (see digits --help)" << std::endl;
-    return 2;
-  } catch (const fs::filesystem_error& e) {
-    std::cerr << "digits: " << e.what() << std::endl;
-    return 2;
-  } catch (const ResourceError& e) {
-    std::cerr << "digits: " << e.what() << std::endl;
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "digits: " << out_of_memory_message() << std::endl;
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "digits: error: " << e.what() << std::endl;
-    return 1;
-  }
+  return guarded_main(
+      "digits",
+      [&] {
+        std::optional<Settings> settings = parse_settings(argc, argv);
+        if (settings && settings->distributed) return run_distributed(std::move(*settings));
+        return settings ? run(std::move(*settings)) : 0;
+      },
+      out_of_memory_message);
 }

@@ -2,17 +2,14 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
-#include <limits>
-#include <map>
 #include <thread>
 
+#include "cli.hpp"
 #include "minidl/tensor/error.hpp"
-#include "runs/seeds.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,8 +19,6 @@ namespace {
 
 using lesson::Arch;
 using lesson::NormKind;
-
-constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
 
 // One option: its group in --help ("" the first), name, help, default (null: none) and the
 // name of its value (null: a flag without one).
@@ -35,8 +30,7 @@ struct Declared {
   const char* value_name;
 };
 
-// In --help's order. Every value is read as text and parsed below, so each message names its
-// option (cxxopts' own numbers would take "0x10" as 16 and report "Argument '' failed to parse").
+// In --help's order. Every value is read as text and parsed by apps::CommandLine (cli.hpp).
 const Declared kOptions[] = {
     {"", "norm", "comma list of none, batch, layer, rms, group, dyt (instance: --arch cnn only)", "none,batch,layer",
      "LIST"},
@@ -143,56 +137,21 @@ std::string default_data_dir() {
   throw UsageError(cat("cannot find the digits data (looked in ", looked, "): pass --data DIR"));
 }
 
-// The whole text as a decimal integer in [low, high] ("0x10", "1e3", " 5", "" are refused).
-int64_t parse_whole(const std::string& option, const std::string& text, int64_t low, int64_t high) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [stop, error] = std::from_chars(text.data(), end, value);
-  const bool decimal = !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
-  if (!decimal || stop != end || (error != std::errc() && error != std::errc::result_out_of_range))
-    throw UsageError(
-        cat(option, ": \"", text, "\" is not a whole number (expected a decimal integer, at least ", low, ")"));
-  if ((error == std::errc::result_out_of_range && text.front() == '-') || (error == std::errc() && value < low))
-    throw UsageError(cat(option, " must be at least ", low, ", got ", text));
-  if (error == std::errc::result_out_of_range || value > high)
-    throw UsageError(cat(option, " must be at most ", high, ", got ", text));
-  return value;
-}
-
-// The whole text as a finite or infinite decimal number ("nan" and "inf" read as such).
-double parse_real(const std::string& option, const std::string& text) {
-  double value = 0.0;
-  const char* end = text.data() + text.size();
-  auto [stop, error] = std::from_chars(text.data(), end, value, std::chars_format::general);
-  if (text.empty() || error != std::errc() || stop != end)
-    throw UsageError(cat(option, ": \"", text, "\" is not a number"));
-  return value;
-}
-
 // "none,batch,layer" -> the norms in that order; an empty item or a norm twice is refused.
 std::vector<NormKind> parse_norms(const std::string& list) {
-  if (list.empty()) throw UsageError("--norm is empty: choose from none, batch, layer, rms, group, dyt");
-  std::vector<NormKind> norms;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string name = list.substr(start, comma - start);
-    if (name.empty())
-      throw UsageError(cat("--norm \"", list, "\" has an empty item: choose from none, batch, layer, rms, group, dyt"));
-    const NormKind norm = lesson::parse_norm(name);
-    if (std::find(norms.begin(), norms.end(), norm) != norms.end())
-      throw UsageError(cat("--norm lists \"", name, "\" twice"));
-    norms.push_back(norm);
-    start = comma + 1;
-  }
-  return norms;
+  const std::string choices = "choose from none, batch, layer, rms, group, dyt";
+  if (list.empty()) throw UsageError("--norm is empty: " + choices);
+  return apps::comma_list("--norm", list, [&](const std::string& name) {
+    if (name.empty()) throw UsageError(cat("--norm \"", list, "\" has an empty item: ", choices));
+    return lesson::parse_norm(name);
+  });
 }
 
 std::array<double, 2> parse_betas(const std::string& text) {
   const size_t comma = text.find(',');
   if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
     throw UsageError(cat("--betas: \"", text, "\" is not two numbers B1,B2 (such as 0.9,0.999)"));
-  return {parse_real("--betas", text.substr(0, comma)), parse_real("--betas", text.substr(comma + 1))};
+  return {apps::parse_real("--betas", text.substr(0, comma)), apps::parse_real("--betas", text.substr(comma + 1))};
 }
 
 // The value of `choices` whose name (as name_of prints it) is `text`; else UsageError(refusal).
@@ -203,29 +162,7 @@ Kind named(const std::string& text, std::initializer_list<Kind> choices, NameOf 
   throw UsageError(refusal);
 }
 
-// A repeated option would silently keep one of its values: say which came twice.
-void refuse_repeats(const cxxopts::ParseResult& args) {
-  std::map<std::string, int> seen;
-  for (const cxxopts::KeyValue& kv : args.arguments())
-    if (++seen[kv.key()] == 2) throw UsageError(cat("--", kv.key(), " is given more than once: give it once"));
-}
-
-// The parsed line: each value read as text and parsed, its messages naming the option.
-struct Line {
-  const cxxopts::ParseResult& args;
-
-  bool given(const char* name) const { return args.count(name) > 0; }
-  // The value given or the option's default; "" for an option without default not given.
-  std::string text(const char* name) const {
-    return given(name) || args[name].has_default() ? args[name].as<std::string>() : std::string();
-  }
-  int64_t whole(const char* name, int64_t low, int64_t high = kMost) const {
-    return parse_whole(cat("--", name), text(name), low, high);
-  }
-  double real(const char* name) const { return parse_real(cat("--", name), text(name)); }
-};
-
-lesson::TrainerSetup read_trainer(const Line& line) {
+lesson::TrainerSetup read_trainer(const apps::CommandLine& line) {
   using lesson::OptimizerKind, lesson::ScheduleKind;
   lesson::TrainerSetup t;
   const auto name_of = [](auto kind) { return lesson::short_name(kind); };
@@ -239,7 +176,7 @@ lesson::TrainerSetup read_trainer(const Line& line) {
   t.schedule =
       named(line.text("schedule"), {ScheduleKind::Constant, ScheduleKind::Cosine, ScheduleKind::Step}, name_of,
             cat("--schedule: unknown schedule \"", line.text("schedule"), "\" (choose constant, cosine or step)"));
-  if (line.given("clip")) t.clip = line.real("clip");
+  if (line.given("clip")) t.clip = line.positive("clip");
   const bool sgd = t.optimizer == OptimizerKind::Sgd;
   if (t.momentum && !sgd)
     throw UsageError(cat("--momentum applies to --optimizer sgd only, not ", lesson::short_name(t.optimizer),
@@ -252,13 +189,11 @@ lesson::TrainerSetup read_trainer(const Line& line) {
   if (t.betas)
     for (double b : *t.betas)
       if (!(b >= 0.0 && b < 1.0)) throw UsageError(cat("--betas: each beta must be in [0, 1), got ", b));
-  if (t.clip && !(*t.clip > 0.0 && std::isfinite(*t.clip)))
-    throw UsageError(cat("--clip must be a positive number, got ", *t.clip));
   return t;
 }
 
 // The "Model" options, and the refusal of those that do not go with --arch. Reads s.norms.
-void read_model(const Line& line, Settings& s) {
+void read_model(const apps::CommandLine& line, Settings& s) {
   using lesson::InitScheme;
   lesson::ModelOptions& m = s.train.model;
   m.arch = named(
@@ -306,53 +241,30 @@ void read_model(const Line& line, Settings& s) {
 
 std::optional<Settings> parse_settings(int argc, char** argv) {
   cxxopts::Options options = command_line();
-  cxxopts::ParseResult args = options.parse(argc, argv);
-  if (args.count("help")) {
+  const apps::CommandLine line(options, argc, argv);
+  if (line.given("help")) {
     std::cout << options.help() << "\n";
     return std::nullopt;
   }
-  if (!args.unmatched().empty()) throw UsageError(cat("unexpected argument \"", args.unmatched()[0], "\""));
-  refuse_repeats(args);
-  const Line line{args};
   Settings s;
   s.norms = parse_norms(line.text("norm"));
-  s.seeds = lesson::parse_seeds(line.text("seeds"));
+  apps::read_shared(line, s);
   lesson::TrainOptions& t = s.train;
   t.epochs = line.whole("epochs", 1);
-  t.lr = line.real("lr");
-  if (!(t.lr > 0.0) || !std::isfinite(t.lr)) throw UsageError(cat("lr must be a positive number, got ", t.lr));
+  t.lr = line.positive("lr");
   t.batch_size = line.whole("batch-size", 1);
   t.drop_last = line.given("drop-last");
   t.trainer = read_trainer(line);
   t.net.depth = line.whole("depth", 1);
   t.net.width = line.whole("width", 1);
   t.net.groups = line.whole("groups", 1);
-  if (line.given("threads")) s.threads = int(line.whole("threads", 1, kMaxThreads));
   if (line.given("jobs")) {
-    s.jobs = int(line.whole("jobs", 1, kMaxThreads));
+    s.jobs = int(line.whole("jobs", 1, apps::kMaxThreads));
   } else {  // small runs use the cores best side by side; --threads alone asks for one at a time
     s.jobs = s.threads ? 1 : int(std::max(1u, std::thread::hardware_concurrency()));
   }
   s.data_dir = line.given("data") ? line.text("data") : default_data_dir();
-  s.curves = line.text("curves");
-  s.validation = line.text("val-curves");
-  s.summary = line.text("summary");
-  s.save_dir = line.text("save");
-  s.init_from_dir = line.text("init-from");
-  s.batch_order = line.text("batch-order");
-  s.stats = line.text("stats");
-  if (line.given("stats-every")) {
-    if (s.stats.empty()) throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
-    s.stats_every = line.whole("stats-every", 1);
-  }
-  s.quiet = line.given("quiet");
-  s.tensorboard = line.text("tensorboard");
-  s.report = line.text("report");
   read_model(line, s);
-  s.distributed = line.given("distributed");
-  s.sync_bn = line.given("sync-bn");
-  if (s.sync_bn && !s.distributed)
-    throw UsageError("--sync-bn synchronizes BatchNorm across processes: it needs --distributed");
   check_settings(s);
   return s;
 }

@@ -9,30 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "training/digits_train.hpp"
 
 namespace minidl::digits {
 
-struct Settings {
+struct Settings : apps::SharedSettings {
   std::vector<lesson::NormKind> norms;
-  std::vector<uint64_t> seeds;
   lesson::TrainOptions train;  // norm, seed, init and batch_order are filled per run / after loading
-  std::optional<int> threads;
   int jobs = 1;
-  std::string data_dir, curves, validation, summary, save_dir, init_from_dir, batch_order;
-  std::string stats;        // --stats FILE: the layers' statistics as CSV
-  int64_t stats_every = 0;  // --stats-every N; 0: lesson::default_stats_every of the run's steps
-  std::string tensorboard;  // --tensorboard DIR: event files per run (apps/common/tensorboard_logs.hpp)
-  std::string report;       // --report FILE.html: the comparison page (apps/common/report_page.hpp)
-  bool quiet = false;
+  std::string data_dir;
   bool summary_model = false;  // --summary-model: print each model's table, train nothing
-  bool distributed = false;    // --distributed: data-parallel over the processes mpirun started
-  bool sync_bn = false;        // --sync-bn: BatchNorm layers as SyncBatchNorm (with --distributed)
-  bool print = true;           // false on the ranks other than 0: no results or failures printed
 };
-
-/// The most threads or jobs an option may ask for.
-inline constexpr int64_t kMaxThreads = 1024;
 
 /// The settings of a command line, or nothing when it asked for --help (printed to stdout).
 /// Throws UsageError naming the option for a value that is no decimal number of the right

@@ -1,14 +1,10 @@
 #include "summary.hpp"
 
 #include <array>
-#include <csignal>
 #include <nlohmann/json.hpp>
 
+#include "program.hpp"
 #include "runs/seeds.hpp"
-#if MINIDL_WITH_MPI
-#include "minidl/distributed/collectives.hpp"
-#include "minidl/distributed/environment.hpp"
-#endif
 
 namespace minidl::digits {
 
@@ -17,12 +13,6 @@ namespace {
 nlohmann::ordered_json spread_json(const lesson::Spread& s) {
   if (s.count == 0) return nullptr;
   return {{"mean", s.mean}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
-}
-
-nlohmann::ordered_json signal_json(int signal) {
-  if (signal == SIGINT) return "SIGINT";
-  if (signal == SIGTERM) return "SIGTERM";
-  return nullptr;
 }
 
 // The trainer's setup with every default filled in, as the run used it.
@@ -39,22 +29,6 @@ nlohmann::ordered_json trainer_json(const lesson::TrainerSetup& t) {
   out["schedule"] = lesson::short_name(t.schedule);
   out["clip"] = t.clip ? nlohmann::ordered_json(*t.clip) : nlohmann::ordered_json();
   return out;
-}
-
-// With --distributed: the ranks and what this rank handed to collectives over every run of
-// the invocation (the same on every rank), so a reader can check the traffic it expects.
-nlohmann::ordered_json distributed_json(const Settings& s) {
-#if MINIDL_WITH_MPI
-  if (s.distributed) {
-    const distributed::Traffic t = distributed::traffic();
-    return {{"ranks", distributed::world_size()},
-            {"sync_bn", s.sync_bn},
-            {"collectives", t.collectives},
-            {"bytes", t.bytes}};
-  }
-#endif
-  (void)s;
-  return nullptr;
 }
 
 }  // namespace
@@ -98,10 +72,7 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                                      {"init_from", s.init_from_dir},
                                      {"batch_order", s.batch_order},
                                      {"trainer", trainer_json(t.trainer)}};
-  nlohmann::ordered_json summary{
-      {"settings", settings}, {"interrupted", signal_json(stop_signal)}, {"norms", norms}, {"runs", runs}};
-  if (s.distributed) summary["distributed"] = distributed_json(s);
-  return summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return apps::summary_json(s, settings, stop_signal, {{"norms", norms}, {"runs", runs}});
 }
 
 }  // namespace minidl::digits

@@ -85,6 +85,16 @@ Spread spread_of(const std::vector<double>& values) {
   return s;
 }
 
+std::string spread_text(const Spread& s, const std::string& none) {
+  if (s.count == 0) return none;
+  return cat(figure_text(s.mean), " [", figure_text(s.min), ", ", figure_text(s.max), "]");
+}
+
+std::string padded(std::string text, size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
 std::vector<NormSpread> spreads_by_norm(const std::vector<RunResult>& results, const std::vector<NormKind>& norms,
                                         const std::vector<uint64_t>& seeds) {
   std::vector<NormSpread> table;
@@ -111,16 +121,6 @@ std::vector<NormSpread> spreads_by_norm(const std::vector<RunResult>& results, c
 
 namespace {
 
-std::string cell(const Spread& s) {
-  if (s.count == 0) return "no run finished";
-  return cat(figure_text(s.mean), " [", figure_text(s.min), ", ", figure_text(s.max), "]");
-}
-
-std::string padded(std::string text, size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
-  return text;
-}
-
 // The three figure columns of a norm's row: training loss, validation loss, val accuracy.
 using FigureCells = std::array<std::string, 3>;
 
@@ -143,9 +143,11 @@ std::string first_seed_figures(const RunResult* run) {
 std::string seed_table(const std::vector<RunResult>& results, const std::vector<NormKind>& norms,
                        const std::vector<uint64_t>& seeds) {
   const std::vector<NormSpread> spreads = spreads_by_norm(results, norms, seeds);
+  const std::string none = "no run finished";
   std::vector<FigureCells> cells;
   for (const NormSpread& row : spreads)
-    cells.push_back({cell(row.train_loss), cell(row.val_loss), cell(row.val_accuracy)});
+    cells.push_back(
+        {spread_text(row.train_loss, none), spread_text(row.val_loss, none), spread_text(row.val_accuracy, none)});
   const std::array<size_t, 3> widths = column_widths(cells);
   const std::string first = seeds.empty() ? std::string("-") : std::to_string(seeds.front());
   std::string table =

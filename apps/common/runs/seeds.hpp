@@ -26,6 +26,10 @@ struct Spread {
   double mean = 0, sd = 0, min = 0, max = 0;
 };
 Spread spread_of(const std::vector<double>& values);
+/// "2.105 [2.091, 2.120]": the mean [min, max]; `none` when no value went in.
+std::string spread_text(const Spread& s, const std::string& none);
+/// The text with spaces after it up to `width` characters.
+std::string padded(std::string text, size_t width);
 
 /// Per norm (in the order given), the spread of one figure over the runs that finished.
 struct NormSpread {
