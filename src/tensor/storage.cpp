@@ -55,7 +55,8 @@ size_t class_bytes(size_t index) {
   return (size_t(1) << octave) + step * (size_t(1) << octave) / 4;
 }
 
-// A request may take a block of up to kReach classes larger (at most twice its bytes).
+// A request may take a block of its class or of the next kReach - 1: up to 192 bytes more below
+// 4 KiB, under twice its bytes above.
 constexpr size_t kReach = 4;
 
 std::atomic<size_t> cache_limit{size_t(256) << 20};
@@ -83,7 +84,7 @@ struct BlockCache {
     }
     cached_bytes = cached_blocks = 0;
   }
-  // A block of c's class, else the nearest larger one within kReach, c then naming its class:
+  // A block of c's class, else of the nearest larger one within reach, c then naming its class:
   // batches whose length varies reuse the longest one's blocks rather than fresh pages, whose
   // first touch costs a page fault each (10 us under a hypervisor).
   float* take(SizeClass& c) {
