@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import torch_isa  # noqa: E402  PyTorch's runs (its children) held to OPENBLAS_CORETYPE's instruction set
-from bench_charlm import charlm_rows  # noqa: E402
+from bench_charlm import charlm_rows, core_type  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -47,11 +47,9 @@ def machine(build):
     model = re.search(r"Model name:\s*(.*)", lscpu).group(1).strip()
     flags = re.search(r"Flags:\s*(.*)", lscpu).group(1).split()
     isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE"
-    verbose = run([os.path.join(build, "bench", "sgemm_lesson")], {"OPENBLAS_VERBOSE": "2"}, check=False)
-    core = re.search(r"Core:\s*(\S+)", verbose)
     forced = os.environ.get("OPENBLAS_CORETYPE")
     load = open("/proc/loadavg").read().split()[:3]
-    return (f"{model} ({isa}), {os.cpu_count()} cores; OpenBLAS core type {core.group(1) if core else '?'}"
+    return (f"{model} ({isa}), {os.cpu_count()} cores; OpenBLAS core type {core_type(build)}"
             f" ({'forced by OPENBLAS_CORETYPE=' + forced if forced else 'detected'}); PyTorch: {torch_isa.describe()};"
             f" load average {' '.join(load)}")
 

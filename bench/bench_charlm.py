@@ -66,6 +66,14 @@ class Best:
         return self.values[key]
 
 
+def core_type(build):
+    """OpenBLAS's core type in use: OPENBLAS_CORETYPE's, else what it detects."""
+    env = dict(os.environ, OPENBLAS_VERBOSE="2")
+    done = subprocess.run([os.path.join(build, "bench", "sgemm_lesson")], env=env, capture_output=True, text=True)
+    found = re.search(r"Core:\s*(\S+)", done.stdout + done.stderr)
+    return found.group(1) if found else os.environ.get("OPENBLAS_CORETYPE", "?")
+
+
 def replay(build, log):
     out = Process([os.path.join(build, "bench", "sgemm_lesson"), log, "2"], threads_env(1)).stdout
     m = re.search(r"best pass ([\d.]+) ms \(cpu ([\d.]+) ms\)", out)
@@ -108,8 +116,8 @@ def step_rows(table, build, repeats, steps, with_torch, tmp):
     per_step = {key: tuple((best[(key, steps)][i] - best[(key, 0)][i]) / steps for i in (0, 1))
                 for key in ("charlm", "floor")}
     mine = per_step["charlm"]
-    add_ratio(table, "charlm step (defaults, batch 32 words, 1 thread) / its sgemm calls replayed alone: wall (cpu)",
-              mine, per_step["floor"], "sgemm ", 1.4)
+    add_ratio(table, f"charlm step (defaults, batch 32 words, 1 thread, OpenBLAS {core_type(build)} kernels) / its "
+              "sgemm calls replayed alone: wall (cpu)", mine, per_step["floor"], "sgemm ", 1.4)
     if with_torch:
         add_ratio(table, "  charlm step / PyTorch eager (Python, AdamW)", mine, best["torch_py"], "", 0.6)
     if os.path.exists(torch_cpp):

@@ -99,6 +99,31 @@ TEST_CASE("a freed storage block is handed out again for a request of its size c
   CHECK(storage_cache_stats().bytes == 0);
 }
 
+TEST_CASE("a request takes a free block of up to three classes larger, and it returns to its own class",
+          "[storage_cache]") {
+  if (!detail::memory_caching_enabled()) return;
+  release_cached_blocks();
+  const float* block = nullptr;
+  { block = Storage(4096).data(); }  // 16 KiB: a class of its own
+  {
+    Storage smallest(2048);  // 8 KiB: four classes below, out of reach
+    CHECK(smallest.data() != block);
+  }
+  release_cached_blocks();
+  { block = Storage(4096).data(); }
+  {
+    Storage smaller(2049);  // 8196 bytes: the 10240-byte class, three below
+    CHECK(smaller.data() == block);
+    CHECK(storage_cache_stats().blocks == 0);
+  }
+  CHECK(storage_cache_stats().bytes == 16384);  // back in the 16 KiB class
+  {
+    Storage again(4096);
+    CHECK(again.data() == block);
+  }
+  release_cached_blocks();
+}
+
 TEST_CASE("a thread caches at most the limit's bytes and frees the rest", "[storage_cache]") {
   if (!detail::memory_caching_enabled()) return;
   CacheSettingsGuard guard;

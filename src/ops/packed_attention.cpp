@@ -50,21 +50,22 @@ void for_each_head(const Heads& s, F f) {
 // Each row of the (L, S) scores becomes its softmax, in place, as softmax() computes it (exps
 // and their sum in double); with is_causal query i, at position S - L + i, gives the keys
 // after it weight 0. The exps (kernels/exp_value.hpp, within 1 ulp in double as libm's) run as
-// one loop over the whole (L, S) block, where rows of a few keys would leave vector lanes
-// idle: masked keys enter as -inf and give 0. `shifted` is scratch of L * S doubles.
+// one loop over the rows' unmasked scores packed end to end, where rows of a few keys would
+// leave vector lanes idle. `shifted` is scratch of L * S doubles.
 void softmax_rows(float* scores, int64_t queries, int64_t keys, bool is_causal, double* shifted) {
   const auto keys_of = [&](int64_t i) { return is_causal ? keys - queries + i + 1 : keys; };
+  int64_t packed = 0;
   for (int64_t i = 0; i < queries; ++i) {
     const float* row = scores + i * keys;
     const int64_t seen = keys_of(i);
     float top = -INFINITY;
     for (int64_t j = 0; j < seen; ++j) top = std::max(top, row[j]);
-    for (int64_t j = 0; j < keys; ++j) shifted[i * keys + j] = j < seen ? double(row[j] - top) : -INFINITY;
+    for (int64_t j = 0; j < seen; ++j) shifted[packed++] = double(row[j] - top);
   }
-  for (int64_t k = 0; k < queries * keys; ++k) shifted[k] = kernels::exp_nonpositive(shifted[k]);
-  for (int64_t i = 0; i < queries; ++i) {
+  for (int64_t k = 0; k < packed; ++k) shifted[k] = kernels::exp_nonpositive(shifted[k]);
+  for (int64_t i = 0, at = 0; i < queries; at += keys_of(i++)) {
     float* row = scores + i * keys;
-    const double* exps = shifted + i * keys;
+    const double* exps = shifted + at;
     const int64_t seen = keys_of(i);
     double total = 0.0;
     for (int64_t j = 0; j < seen; ++j) total += exps[j];

@@ -48,6 +48,17 @@ SizeClass size_class(size_t count) {
   return {kFineClasses + size_t(octave - kFirstOctave) * 4 + step - 1, base + step * quarter};
 }
 
+// The bytes a block of class `index` holds (size_class's inverse).
+size_t class_bytes(size_t index) {
+  if (index < kFineClasses) return (index + 1) * kBlockAlignment;
+  const size_t octave = size_t(kFirstOctave) + (index - kFineClasses) / 4, step = (index - kFineClasses) % 4 + 1;
+  return (size_t(1) << octave) + step * (size_t(1) << octave) / 4;
+}
+
+// A request may take a block of its class or of the next kReach - 1: up to 192 bytes more below
+// 4 KiB, under twice its bytes above.
+constexpr size_t kReach = 4;
+
 std::atomic<size_t> cache_limit{size_t(256) << 20};
 
 // Freed blocks by size class, per thread, so no lock is taken: training makes the same
@@ -73,14 +84,21 @@ struct BlockCache {
     }
     cached_bytes = cached_blocks = 0;
   }
-  float* take(const SizeClass& c) {
-    std::vector<float*>& blocks = free_blocks[c.index];
-    if (blocks.empty()) return nullptr;
-    float* block = blocks.back();
-    blocks.pop_back();
-    cached_bytes -= c.bytes;
-    --cached_blocks;
-    return block;
+  // A block of c's class, else of the nearest larger one within reach, c then naming its class:
+  // batches whose length varies reuse the longest one's blocks rather than fresh pages, whose
+  // first touch costs a page fault each (10 us under a hypervisor).
+  float* take(SizeClass& c) {
+    for (size_t index = c.index; index < std::min(c.index + kReach, kClasses); ++index) {
+      std::vector<float*>& blocks = free_blocks[index];
+      if (blocks.empty()) continue;
+      float* block = blocks.back();
+      blocks.pop_back();
+      c = {index, class_bytes(index)};
+      cached_bytes -= c.bytes;
+      --cached_blocks;
+      return block;
+    }
+    return nullptr;
   }
   bool keep(float* block, const SizeClass& c) {
     if (cached_bytes + c.bytes > cache_limit.load(std::memory_order_relaxed)) return false;
@@ -107,8 +125,9 @@ bool caching_here(const SizeClass& c) {
 }  // namespace
 
 Storage::Storage(size_t size) : data_(nullptr), size_(size) {
-  const SizeClass c = size_class(size);
+  SizeClass c = size_class(size);
   if (caching_here(c)) data_ = cache().take(c);
+  block_floats_ = c.bytes / sizeof(float);
   if (data_ != nullptr) return;
   void* block = std::aligned_alloc(kBlockAlignment, c.bytes);
   if (block == nullptr) throw std::bad_alloc();
@@ -116,7 +135,7 @@ Storage::Storage(size_t size) : data_(nullptr), size_(size) {
 }
 
 Storage::~Storage() {
-  const SizeClass c = size_class(size_);
+  const SizeClass c = size_class(block_floats_);
   if (!caching_here(c) || !cache().keep(data_, c)) std::free(data_);
 }
 

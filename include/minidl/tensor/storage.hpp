@@ -26,6 +26,7 @@ class Storage {
  private:
   float* data_;  // owned; returned to the block cache by the destructor
   size_t size_;
+  size_t block_floats_;  // what the block holds: its size class's, at least size_
   uint32_t version_ = 0;
 };
 
