@@ -316,7 +316,8 @@ class PaddingStats : public Experiment {
         "statistics by a steady amount that the running statistics and the layer's affine parameters take in, and "
         "the model is not worse for it. What costs validation loss is statistics that change with the batch's "
         "make-up: the length-sorted rows, where the padding is nearly gone and both BatchNorms end far behind "
-        "LayerNorm and RMSNorm, and micro-batches (\"BatchNorm on micro-batches in charlm\", micro_batch).\n";
+        "LayerNorm and RMSNorm. \"BatchNorm on micro-batches in charlm\" (micro_batch) measures both BatchNorms "
+        "against LayerNorm at batch 4.\n";
     return {table + second_look, {draw(s.out_dir, "padding_stats.png", picture(records))}};
   }
 
