@@ -261,7 +261,7 @@ class Leak : public Experiment {
             "$moves using ($1+0.18):3 with boxes lc rgb '#cc6677' title 'batch mate'\n");
     const std::string second_look =
         "\n**Second look**: parts 1 to 3 hold exactly; part 4 asks how large the leak is, which the sentence leaves "
-        "open. At batch 32 each channel's statistics pool over every real position of 32 words, a few hundred "
+        "open. At batch 32 each channel's statistics pool over the positions of 32 words, a few hundred "
         "values, so one token moves them by well under a percent: the logits move by hundredths (the table) and "
         "the mean loss by thousandths of a nat. The reported loss is not the loss in use, as claimed, but at "
         "charlm's batch size the difference is below anything the rule calls material. The gap grows as fewer "
