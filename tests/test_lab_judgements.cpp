@@ -109,6 +109,12 @@ std::vector<Record> batch_size(double bn2, double ln2, double ln1) {
   return records;
 }
 
+// scaled_lr_batch: sizes 1, 2, 64 as batch_size's fixed-epochs regime; BatchNorm at batch 2 `bn2`,
+// LayerNorm at 2 `ln2` and at 1 `ln1`.
+std::vector<Record> scaled_lr_batch(double bn2, double ln2, double ln1) {
+  return where(batch_size(bn2, ln2, ln1), {{"regime", "epochs"}});
+}
+
 // eval_mode: eval mode at 0.9, training mode in batches of 2 at `train2`, the batch-of-one
 // formula predicting `classes` classes.
 std::vector<Record> eval_mode(double train2, double classes) {
@@ -325,6 +331,10 @@ std::vector<Case> cases() {
       {"batch_size", "BatchNorm fine at 2, LayerNorm fails at 1", batch_size(0.85, 0.8, 0.3), V::DidNotHold},
       {"batch_size", "LayerNorm at 1 within 0.02 of 0.5", batch_size(0.3, 0.8, 0.51), V::Inconclusive},
       {"batch_size", "LayerNorm at 2 within 0.02 of BatchNorm", batch_size(0.3, 0.31, 0.7), V::Inconclusive},
+      {"scaled_lr_batch", "BatchNorm struggles at 2, LayerNorm works at 1", scaled_lr_batch(0.3, 0.8, 0.7), V::Held},
+      {"scaled_lr_batch", "BatchNorm at 2 only 0.05 below 64", scaled_lr_batch(0.85, 0.8, 0.7), V::HeldPartly},
+      {"scaled_lr_batch", "BatchNorm fine at 2, LayerNorm fails at 1", scaled_lr_batch(0.85, 0.8, 0.3), V::DidNotHold},
+      {"scaled_lr_batch", "LayerNorm at 1 within 0.02 of 0.5", scaled_lr_batch(0.3, 0.8, 0.51), V::Inconclusive},
       {"eval_mode", "training mode worse, one class", eval_mode(0.5, 1), V::Held},
       {"eval_mode", "training mode better, one class", eval_mode(0.95, 1), V::HeldPartly},
       {"eval_mode", "training mode better, three classes", eval_mode(0.95, 3), V::DidNotHold},
@@ -386,7 +396,7 @@ TEST_CASE("lab judgements: every training experiment is tested for each verdict"
   for (const Case& c : cases()) seen[c.experiment].insert(c.expected);
   for (const char* name :
        {"depth", "learning_rate", "init_scale", "batch_size", "eval_mode", "running_stats", "careful_init",
-        "cnn_batch_size", "pre_post_norm", "adam_norm", "ioffe_fig1", "santurkar_smoothness"}) {
+        "cnn_batch_size", "pre_post_norm", "adam_norm", "scaled_lr_batch", "ioffe_fig1", "santurkar_smoothness"}) {
     INFO(name);
     CHECK(seen[name] ==
           std::set<Verdict>{Verdict::Held, Verdict::HeldPartly, Verdict::DidNotHold, Verdict::Inconclusive});

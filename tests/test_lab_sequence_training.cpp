@@ -1,5 +1,5 @@
-// The lab's sequence chapter (warmup_depth, padding_stats, rms_vs_layer, dyt_charlm) and dyt_deep_net: each rule gives
-// each verdict it can give on constructed records, and padding_stats' exact measurement on charlm.
+// The lab's sequence chapter (warmup_depth, padding_stats, rms_vs_layer, dyt_charlm, micro_batch) and dyt_deep_net:
+// each rule gives each verdict it can give on constructed records, and padding_stats' exact measurement on charlm.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -123,6 +123,20 @@ std::vector<Record> dyt_charlm(double gap) {
   return records;
 }
 
+// micro_batch: LayerNorm's validation loss 2.3, both BatchNorms' 2.3 + `cost`; on the training
+// batches their eval-mode loss is the train-mode loss (2.2) + `gap` (LayerNorm's modes agree).
+std::vector<Record> micro_batch(double gap, double cost) {
+  std::vector<Record> records;
+  for (const char* norm : {"layer", "batch", "batch-masked"})
+    for (double seed : kSeeds) {
+      const bool layer = std::string(norm) == "layer";
+      records.push_back(charlm_run(Record(), norm, "pre", seed, layer ? 2.3 : 2.3 + cost)
+                            .set("train_mode_loss", 2.2 + jitter(seed))
+                            .set("eval_mode_loss", 2.2 + (layer ? 0.0 : gap) + jitter(seed)));
+    }
+  return records;
+}
+
 // The verdict the experiment's rule gives the records, its reasons printed when a check fails.
 std::string verdict(const std::string& experiment, const std::vector<Record>& records) {
   const Decision decision = select_experiments({experiment}).front()->decide(records, quick());
@@ -169,6 +183,14 @@ TEST_CASE("lab dyt_charlm: each verdict its rule can give", "[lab][sequence]") {
   CHECK(verdict("dyt_charlm", dyt_charlm(-0.1)) == "held");           // better
   CHECK(verdict("dyt_charlm", dyt_charlm(0.2)) == "did not hold");    // worse
   CHECK(verdict("dyt_charlm", dyt_charlm(0.055)) == "inconclusive");  // within 0.01 of 0.05
+}
+
+TEST_CASE("lab micro_batch: each verdict its rule can give", "[lab][sequence]") {
+  CHECK(verdict("micro_batch", micro_batch(0.2, 0.1)) == "held");            // a gap and a cost
+  CHECK(verdict("micro_batch", micro_batch(0.2, -0.1)) == "held partly");    // a gap, no cost
+  CHECK(verdict("micro_batch", micro_batch(0.0, -0.1)) == "did not hold");   // neither
+  CHECK(verdict("micro_batch", micro_batch(0.06, -0.1)) == "inconclusive");  // gap within 0.02 of 0.05
+  CHECK(verdict("micro_batch", micro_batch(kNaN, 0.1)) == "held partly");    // unfinished: no gap
 }
 
 namespace {

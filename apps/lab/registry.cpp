@@ -19,8 +19,8 @@ const std::vector<Chapter>& chapters() {
        {warmup_depth_experiment(), init_gradients_experiment(), padding_stats_experiment(), leak_experiment(),
         batch_one_experiment(), rms_vs_layer_experiment(), charlm_sync_experiment()}},
       {"The papers behind the lesson",
-       {ioffe_fig1_experiment(), santurkar_smoothness_experiment(), dyt_deep_net_experiment(),
-        dyt_charlm_experiment()}},
+       {ioffe_fig1_experiment(), santurkar_smoothness_experiment(), dyt_deep_net_experiment(), dyt_charlm_experiment(),
+        scaled_lr_batch_experiment(), micro_batch_experiment()}},
   };
   return list;
 }

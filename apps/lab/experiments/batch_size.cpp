@@ -122,6 +122,16 @@ class BatchSize : public Experiment {
                   markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows));
       script += table.blocks + "set title '" + length + "'\n" + table.plot + "\n";
     }
+    text +=
+        "\n**Second look**: part (b) asks the optimizer, not the layer, a question. LayerNorm's statistics are "
+        "each example's own, so it runs at batch size 1 and computes the same function there as at any other "
+        "size (batch_mates checks it bit for bit); what fails at batch 1 is SGD at the lesson's lr 0.05, "
+        "which there takes 64 times the steps per epoch, each as large as at batch 64 and far noisier (the same "
+        "push is why the network without a norm, stuck at batch 64, partly learns at batch 1). The sentence does "
+        "not say at which lr, so this grid holds it to one a batch of 1 should not take. The regime is its own "
+        "experiment with its own rule: \"Small batches with "
+        "the learning rate scaled to the batch\" (scaled_lr_batch), lr 0.05 x batch / 64 as Goyal et al. "
+        "2017 scale it.\n";
     return {text, {draw(s.out_dir, "batch_size.png", script + "unset multiplot\n")}};
   }
 };

@@ -240,7 +240,16 @@ class BatchOne : public Experiment {
             " steps (mean and range over seeds)'\nset offsets 0.5, 0.5, 0.05, 0.05\n"
             "set ylabel 'validation loss (nats per token)'\nset xtics (",
             xtics(labels), ")\nunset key\nplot $val using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb '#4477aa'\n");
-    return {table, {draw(s.out_dir, "batch_one.png", script)}};
+    const std::string second_look =
+        "\n**Second look**: two clauses are imprecise. \"Train-mode BatchNorm cannot run at batch 1\" holds for "
+        "the first token only: from two tokens on it pools over the prefix's positions and runs (the last "
+        "column), letting later tokens move earlier outputs (leak). \"At a cost\" does not follow at "
+        "charlm's batch 32 with random batches: there the running statistics describe the batches closely "
+        "(padding_stats' batch-to-running deviations, a few hundredths of a running std), so eval-mode BatchNorm "
+        "ends within its margin of LayerNorm. The cost shows where batch and running statistics part, as with "
+        "length-sorted batches (padding_stats' sorted rows); \"BatchNorm on micro-batches in charlm\" "
+        "(micro_batch) measures it at batch 4.\n";
+    return {table + second_look, {draw(s.out_dir, "batch_one.png", script)}};
   }
 
  private:
