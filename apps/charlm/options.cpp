@@ -64,7 +64,9 @@ cxxopts::Options command_line() {
   o.add_options("Model")("layers", "transformer blocks", value<std::string>()->default_value("4"), "N")(
       "heads", "attention heads (must divide --width)", value<std::string>()->default_value("4"), "N")(
       "width", "channels, C", value<std::string>()->default_value("64"), "N")(
-      "block-size", "positions: words of up to N - 1 letters", value<std::string>()->default_value("32"), "N");
+      "block-size", "positions: words of up to N - 1 letters", value<std::string>()->default_value("32"), "N")(
+      "init", "makemore (PyTorch's defaults) or xavier (xavier_uniform_ on the blocks' Linear weights, biases 0)",
+      value<std::string>()->default_value("makemore"), "NAME");
   o.add_options("Data parallel")("distributed",
                                  "train data-parallel on the processes mpirun started (mpirun -np N charlm "
                                  "--distributed): each rank takes batch-size / N words of every batch; rank 0 prints "
@@ -131,6 +133,7 @@ void read_model(const cxxopts::ParseResult& args, ModelOptions& m) {
                          ": each head takes width / heads "
                          "channels"));
   m.block_size = integer(args, "block-size", 2, 1 << 16);
+  m.init = parse_init(args["init"].as<std::string>());
 }
 
 void read_training(const cxxopts::ParseResult& args, RunOptions& r) {
