@@ -266,17 +266,17 @@ class InitGradients : public Experiment {
         }
         script +=
             cat("unset logscale x\nset xtics 1\nset xlabel 'block (1: next to the input)'\n"
-                "set ylabel 'gradient norm of W2'\nset title '",
-                regime_title(r), ", depth ", depth, "'\n", by_layer, "\n");
+                "set ylabel 'gradient norm of W2'\nset title \"",
+                regime_title(r), ", depth ", depth, "\"\n", by_layer, "\n");
       }
       const lesson::Spread first =
           spread(where_num(of(records, {init, widths(s).back()}, Position::Pre, depths(s).front()), "layer",
                            double(depths(s).front())),
                  "w2_grad");
-      script +=
-          cat("set logscale x 2\nset xtics auto\nset xlabel 'blocks L'\nset title '",
-              init == Init::Xavier ? "Xavier" : "makemore's init", ": the last block against depth'\n", by_depth, ", ",
-              first.mean, " * sqrt(", depths(s).front(), ".0 / x) with lines dt 3 lc 'gray' ", "title '1/sqrt(L)'\n");
+      script += cat("set logscale x 2\nset xtics auto\nset xlabel 'blocks L'\nset title \"",
+                    init == Init::Xavier ? "Xavier" : "makemore's init", ": the last block against depth\"\n", by_depth,
+                    ", ", first.mean, " * sqrt(", depths(s).front(), ".0 / x) with lines dt 3 lw 2 lc 'black' ",
+                    "title '1/sqrt(L)'\n");
     }
     return script + "unset multiplot\n";
   }
