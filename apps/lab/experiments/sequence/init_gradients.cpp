@@ -57,12 +57,8 @@ std::string regime_title(const Regime& r) {
 /// One record per block (1 next to the input): its W2 and QKV gradient norms for one batch of
 /// words through a freshly built LayerNorm model.
 std::vector<Record> block_gradients(const Context& c, Regime r, Position position, int64_t depth, uint64_t seed) {
-  charlm::ModelOptions options;
-  options.layers = depth;
-  options.width = r.width;
-  options.heads = r.width >= kPaperWidth ? 8 : 4;
-  options.position = position;
-  options.init = r.init;
+  const charlm::ModelOptions options{
+      .layers = depth, .heads = r.width >= kPaperWidth ? 8 : 4, .width = r.width, .position = position, .init = r.init};
   auto model = fresh_model(options, seed);
   model->train();
   words_loss(*model, training_words(c.words, kBatch, seed)).backward();
@@ -84,6 +80,13 @@ std::vector<Record> block_gradients(const Context& c, Regime r, Position positio
 std::vector<Record> of(const std::vector<Record>& records, Regime r, Position p, int64_t depth) {
   const auto mine = where(records, {{"init", charlm::short_name(r.init)}, {"position", charlm::short_name(p)}});
   return where_num(where_num(mine, "width", double(r.width)), "depth", double(depth));
+}
+
+/// {x, mean, min, max} over seeds of block `layer`'s W2 gradient norm at `depth`.
+std::vector<double> w2_point(const std::vector<Record>& records, Regime r, Position p, int64_t depth, int64_t layer,
+                             double x) {
+  const lesson::Spread g = spread(where_num(of(records, r, p, depth), "layer", double(layer)), "w2_grad");
+  return {x, g.mean, g.min, g.max};
 }
 
 /// Per seed, the last block's gradient norm of `figure` over the first's at `depth`.
@@ -212,8 +215,7 @@ class InitGradients : public Experiment {
     for (const Regime& r : regimes(s))
       for (Position p : positions()) {
         std::vector<std::string> row{r.init == Init::Xavier ? "Xavier" : "makemore", cat(r.width), position_title(p)};
-        for (int64_t l = 1; l <= depth; ++l)
-          row.push_back(sci(spread(where_num(of(records, r, p, depth), "layer", double(l)), "w2_grad").mean));
+        for (int64_t l = 1; l <= depth; ++l) row.push_back(sci(w2_point(records, r, p, depth, l, 0.0)[1]));
         row.push_back(mean_range(lesson::spread_of(last_over_first(records, r, p, depth)), 2));
         row.push_back(mean_range(lesson::spread_of(last_over_first(records, r, p, depth, "qkv_grad")), 2));
         row.push_back(mean_range(lesson::spread_of(depth_slopes(records, r, p, s)), 2));
@@ -248,14 +250,8 @@ class InitGradients : public Experiment {
         for (Position p : positions()) {
           const std::string name = cat(charlm::short_name(p), "_", charlm::short_name(init), "_", width);
           std::vector<std::vector<double>> layers, last;
-          for (int64_t l = 1; l <= depth; ++l) {
-            const lesson::Spread g = spread(where_num(of(records, r, p, depth), "layer", double(l)), "w2_grad");
-            layers.push_back({double(l), g.mean, g.min, g.max});
-          }
-          for (int64_t d : depths(s)) {
-            const lesson::Spread g = spread(where_num(of(records, r, p, d), "layer", double(d)), "w2_grad");
-            last.push_back({double(d), g.mean, g.min, g.max});
-          }
+          for (int64_t l = 1; l <= depth; ++l) layers.push_back(w2_point(records, r, p, depth, l, double(l)));
+          for (int64_t d : depths(s)) last.push_back(w2_point(records, r, p, d, d, double(d)));
           script += datablock("layer_" + name, layers) + datablock("depth_" + name, last);
           const std::string colour = p == Position::Pre ? "#4477aa" : "#cc6677";
           by_layer += cat(by_layer.empty() ? "plot " : ", ", "$layer_", name,
@@ -269,14 +265,11 @@ class InitGradients : public Experiment {
                 "set ylabel 'gradient norm of W2'\nset title \"",
                 regime_title(r), ", depth ", depth, "\"\n", by_layer, "\n");
       }
-      const lesson::Spread first =
-          spread(where_num(of(records, {init, widths(s).back()}, Position::Pre, depths(s).front()), "layer",
-                           double(depths(s).front())),
-                 "w2_grad");
+      const int64_t d0 = depths(s).front();
+      const double first = w2_point(records, {init, widths(s).back()}, Position::Pre, d0, d0, 0.0)[1];
       script += cat("set logscale x 2\nset xtics auto\nset xlabel 'blocks L'\nset title \"",
                     init == Init::Xavier ? "Xavier" : "makemore's init", ": the last block against depth\"\n", by_depth,
-                    ", ", first.mean, " * sqrt(", depths(s).front(), ".0 / x) with lines dt 3 lw 2 lc 'black' ",
-                    "title '1/sqrt(L)'\n");
+                    ", ", first, " * sqrt(", d0, ".0 / x) with lines dt 3 lw 2 lc 'black' ", "title '1/sqrt(L)'\n");
     }
     return script + "unset multiplot\n";
   }
@@ -285,18 +278,13 @@ class InitGradients : public Experiment {
 }  // namespace
 
 std::vector<double> weight_gradient_norms(const charlm::CharTransformer& model, const std::string& weight) {
-  std::vector<double> norms;
-  const auto parameters = model.named_parameters();
-  for (int64_t i = 0; i < model.options().layers; ++i) {
-    const std::string name = cat("transformer.h.", i, ".", weight);
-    for (const auto& [parameter_name, parameter] : parameters)
-      if (parameter_name == name) {
-        const Tensor grad = parameter.grad();
-        if (!grad.defined()) throw Error(cat(name, " has no gradient: run backward first"));
-        double squares = 0.0;
-        for (float g : grad.to_vector()) squares += double(g) * double(g);
-        norms.push_back(std::sqrt(squares));
-      }
+  std::vector<double> norms;  // named_parameters() lists the blocks in order
+  for (const auto& [name, parameter] : model.named_parameters()) {
+    if (!name.starts_with("transformer.h.") || !name.ends_with("." + weight)) continue;
+    if (!parameter.grad().defined()) throw Error(cat(name, " has no gradient: run backward first"));
+    double squares = 0.0;
+    for (float g : parameter.grad().to_vector()) squares += double(g) * double(g);
+    norms.push_back(std::sqrt(squares));
   }
   return norms;
 }
