@@ -97,6 +97,7 @@ TEST_CASE("charlm refuses bad options: one line naming the option, exit 2", "[ch
           "--norm: unknown norm \"group\": choose from layer, rms, batch, batch-masked, none, dyt");
   refused({"--norm-position", "middle"}, "--norm-position: unknown position \"middle\": choose from pre, post");
   refused({"--norm", "rms,rms"}, "--norm lists \"rms\" twice");
+  refused({"--init", "normal"}, "--init: unknown init \"normal\": choose makemore or xavier");
   refused({"--heads", "3"}, "--heads 3 does not divide --width 64: each head takes width / heads channels");
   refused({"--steps", "1e3"}, "--steps: \"1e3\" is not a whole number");
   refused({"--temperature", "0"}, "--temperature must be a positive number, got 0");

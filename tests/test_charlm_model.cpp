@@ -1,6 +1,7 @@
 // charlm's model (apps/charlm): state_dict names, the key/value cache against a full
 // forward, padding, a block's norm order, the batches it trains on, a training run that
 // follows its batch order, and sampling's distribution.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
@@ -85,6 +86,45 @@ TEST_CASE("charlm model: the same seed draws the same weights, wte and wpe from 
   for (size_t i = 0; i < first.size(); ++i) CHECK(first[i].value.to_vector() == second[i].value.to_vector());
   Generator draw(3);
   CHECK(first[0].value.to_vector() == Tensor::randn({27, 64}, draw).to_vector());
+}
+
+// Width 64: each weight has at least 4,096 values, so the sample std of U(-a, a) is within
+// 5% of a / sqrt 3 (its relative standard error is sqrt(0.2 / n) < 0.7%) and the largest
+// |w| above 0.99 a (the chance it is not: 0.99^4096 < 1e-17).
+TEST_CASE(
+    "charlm model: --init xavier redraws the blocks' Linear weights within xavier's bound, the rest as makemore's",
+    "[charlm]") {
+  Generator a(5), b(5);
+  const nn::StateDict makemore = CharTransformer(ModelOptions{}, a).state_dict();
+  const nn::StateDict xavier = CharTransformer({.init = Init::Xavier}, b).state_dict();
+  REQUIRE(makemore.size() == xavier.size());
+  int redrawn = 0;
+  for (size_t i = 0; i < xavier.size(); ++i) {
+    const std::string& name = xavier[i].name;
+    INFO(name);
+    const bool block_linear = name.find(".attn.") != std::string::npos || name.find(".mlp.") != std::string::npos;
+    if (!block_linear) {
+      CHECK(xavier[i].value.to_vector() == makemore[i].value.to_vector());
+      continue;
+    }
+    const std::vector<float> values = xavier[i].value.to_vector();
+    if (name.ends_with(".bias")) {
+      CHECK(values == std::vector<float>(values.size(), 0.0f));
+      continue;
+    }
+    ++redrawn;
+    const Shape shape = xavier[i].value.shape();  // (fan_out, fan_in)
+    const double bound = std::sqrt(6.0 / double(shape[0] + shape[1]));
+    double squares = 0.0, largest = 0.0;
+    for (float v : values) squares += double(v) * v, largest = std::max(largest, std::abs(double(v)));
+    CHECK(largest <= bound);
+    CHECK(largest > 0.99 * bound);
+    CHECK(std::sqrt(squares / double(values.size())) == Approx(bound / std::sqrt(3.0)).epsilon(0.05));
+    double makemore_largest = 0.0;  // nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    for (float v : makemore[i].value.to_vector()) makemore_largest = std::max(makemore_largest, std::abs(double(v)));
+    CHECK(makemore_largest <= 1.0 / std::sqrt(double(shape[1])));
+  }
+  CHECK(redrawn == 4 * 4);  // c_attn, attn.c_proj, c_fc, mlp.c_proj in each of 4 blocks
 }
 
 TEST_CASE("charlm model: the key/value cache gives a full forward's logits, every norm and position", "[charlm]") {

@@ -20,13 +20,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// One --seeds seed with --quick: init_gradients derives seeds 0-3 from it, the others use it.
-Settings quick() {
-  Settings s;
-  s.quick = true;
-  s.seeds = {0};
-  return s;
-}
 Settings three_seeds() {
   Settings s;
   s.seeds = {0, 1, 2};
@@ -36,30 +29,38 @@ Settings three_seeds() {
 // A seed's small spread around a figure: 2 standard errors stay under every floor.
 double jitter(double seed) { return 0.002 * (seed - 1.0); }
 
-// init_gradients over its --quick grid (depths 2 and 4, the profile at 4, seeds 0-3): the
-// gradient norm of block `layer` of `depth` per position, times a seed's jitter.
-using Norms = std::function<double(bool pre, double depth, double layer)>;
+// init_gradients over its full grid (makemore and xavier at widths 64 and 512, depths 6, 12
+// and 24, seeds 0-2): block `layer`'s W2 gradient norm (1 next to the input) of `depth` per
+// position, times a seed's jitter; the QKV norm twice it.
+using Norms = std::function<double(bool xavier, double width, bool pre, double depth, double layer)>;
 std::vector<Record> init_gradients(const Norms& norm) {
   std::vector<Record> records;
-  for (bool pre : {true, false})
-    for (double depth : {2.0, 4.0})
-      for (double seed : {0.0, 1.0, 2.0, 3.0})
-        for (double layer = 0; layer < depth; ++layer)
-          records.push_back(Record()
-                                .set("position", pre ? "pre" : "post")
-                                .set("depth", depth)
-                                .set("seed", seed)
-                                .set("layer", layer)
-                                .set("grad_norm", norm(pre, depth, layer) * (1.0 + jitter(seed))));
+  for (const char* init : {"makemore", "xavier"})
+    for (double width : {64.0, 512.0})
+      for (bool pre : {true, false})
+        for (double depth : {6.0, 12.0, 24.0})
+          for (double seed : {0.0, 1.0, 2.0})
+            for (double layer = 1; layer <= depth; ++layer) {
+              const double w2 = norm(init[0] == 'x', width, pre, depth, layer) * (1.0 + jitter(seed));
+              records.push_back(Record()
+                                    .set("init", init)
+                                    .set("width", width)
+                                    .set("position", pre ? "pre" : "post")
+                                    .set("depth", depth)
+                                    .set("seed", seed)
+                                    .set("layer", layer)
+                                    .set("w2_grad", w2)
+                                    .set("qkv_grad", 2.0 * w2));
+            }
   return records;
 }
-// Theorem 1's shapes: pre-LN flat over layers and 1/sqrt(depth), post-LN growing `growth`
-// fold from the first block to the last and the last block the same at every depth.
-Norms theorem(double growth, bool pre_shrinks = true, bool post_steady = true) {
-  return [=](bool pre, double depth, double layer) {
-    if (pre) return pre_shrinks ? 1.0 / std::sqrt(depth) : 1.0;
-    const double last = post_steady ? 1.0 : 1.0 / std::sqrt(depth);
-    return last * std::pow(growth, (layer - (depth - 1)) / 3.0);  // depth 4: last / first = growth
+// Theorem 1's shapes in every regime: pre-LN flat over blocks and its last block as
+// depth^pre_slope (1/sqrt: -0.5), post-LN growing `growth` fold from the first block to the
+// last and its last block the same at every depth.
+Norms theorem(double growth, double pre_slope = -0.5) {
+  return [=](bool, double, bool pre, double depth, double layer) {
+    if (pre) return std::pow(depth, pre_slope);
+    return std::pow(growth, (layer - depth) / (depth - 1.0));
   };
 }
 
@@ -130,15 +131,16 @@ struct Case {
 std::vector<Case> cases() {
   using V = Verdict;
   return {
-      {"init_gradients", "post-LN grows 8-fold, pre-LN flat and 1/sqrt(L)", init_gradients(theorem(8.0)), V::Held,
-       quick()},
-      {"init_gradients", "post-LN flat too", init_gradients(theorem(1.0)), V::HeldPartly, quick()},
-      {"init_gradients", "post-LN flat, pre-LN grows, neither slope as Theorem 1",
-       init_gradients(
-           [](bool pre, double depth, double layer) { return pre ? std::pow(4.0, layer) : 1.0 / std::sqrt(depth); }),
-       V::DidNotHold, quick()},
-      {"init_gradients", "post-LN's growth 2.05, within 0.1 of 2", init_gradients(theorem(2.05)), V::Inconclusive,
-       quick()},
+      {"init_gradients", "post-LN grows 8-fold, pre-LN flat and 1/sqrt(L)", init_gradients(theorem(8.0)), V::Held},
+      {"init_gradients", "post-LN flat too", init_gradients(theorem(1.0)), V::HeldPartly},
+      {"init_gradients", "pre-LN's last block as 1/L, not 1/sqrt(L)", init_gradients(theorem(8.0, -1.0)),
+       V::HeldPartly},
+      {"init_gradients", "post-LN flat and shrinking as 1/sqrt(L), pre-LN growing and steady",
+       init_gradients([](bool, double, bool pre, double depth, double layer) {
+         return pre ? std::pow(4.0, layer - depth) : 1.0 / std::sqrt(depth);
+       }),
+       V::DidNotHold},
+      {"init_gradients", "post-LN's growth 2.05, within 0.1 of 2", init_gradients(theorem(2.05)), V::Inconclusive},
       {"leak", "zero for the per-example norms, BatchNorm moves, a gap", leak(0.0, 0.1, 0.3), V::Held},
       {"leak", "no gap", leak(0.0, 0.1, 0.0), V::HeldPartly},
       {"leak", "LayerNorm moves, BatchNorm does not, no gap", leak(1e-7, 0.0, -0.2), V::DidNotHold},
@@ -173,6 +175,18 @@ TEST_CASE("lab sequence: each rule on constructed records", "[lab][lab_sequence]
     CHECK(seen[name] ==
           std::set<Verdict>{Verdict::Held, Verdict::HeldPartly, Verdict::DidNotHold, Verdict::Inconclusive});
   }
+}
+
+TEST_CASE("lab sequence init_gradients: the verdict names the regimes where each part holds", "[lab][lab_sequence]") {
+  // Post-LN grows under Xavier only, pre-LN's last block as 1/sqrt(L) at width 512 only.
+  const auto records = init_gradients([](bool xavier, double width, bool pre, double depth, double layer) {
+    return pre ? std::pow(depth, width > 100 ? -0.5 : 0.0)
+               : theorem(xavier ? 8.0 : 1.0)(xavier, width, pre, depth, layer);
+  });
+  const Decision d = experiment("init_gradients")->decide(records, three_seeds());
+  CHECK(d.verdict == Verdict::Held);
+  CHECK_THAT(d.why, Catch::Contains("Post-LN grows toward the output under: Xavier, width 64; Xavier, width 512."));
+  CHECK_THAT(d.why, Catch::Contains("shrinks as 1/sqrt(L) under: makemore's init, width 512; Xavier, width 512."));
 }
 
 TEST_CASE("lab sequence leak: later tokens and batch mates move nothing under LayerNorm and RMSNorm, to the last bit",
@@ -234,7 +248,7 @@ TEST_CASE("lab sequence batch_one: train-mode BatchNorm refuses the first token 
 
 TEST_CASE("lab sequence: the probes' errors name what was expected and what came", "[lab][lab_sequence]") {
   auto model = fresh_model({}, 0);
-  CHECK_THROWS_WITH(c_proj_gradient_norms(*model),
+  CHECK_THROWS_WITH(weight_gradient_norms(*model, "mlp.c_proj.weight"),
                     "transformer.h.0.mlp.c_proj.weight has no gradient: run backward first");
   CHECK_THROWS_WITH(max_abs_difference(minidl::Tensor::zeros({2, 3}), minidl::Tensor::zeros({3, 2})),
                     "max_abs_difference: expected equal shapes, got [2, 3] and [3, 2]");

@@ -58,7 +58,9 @@ cxxopts::Options command_line() {
   o.add_options("Model")("layers", "transformer blocks", value<std::string>()->default_value("4"), "N")(
       "heads", "attention heads (must divide --width)", value<std::string>()->default_value("4"), "N")(
       "width", "channels, C", value<std::string>()->default_value("64"), "N")(
-      "block-size", "positions: words of up to N - 1 letters", value<std::string>()->default_value("32"), "N");
+      "block-size", "positions: words of up to N - 1 letters", value<std::string>()->default_value("32"), "N")(
+      "init", "makemore (PyTorch's defaults) or xavier (xavier_uniform_ on the blocks' Linear weights, biases 0)",
+      value<std::string>()->default_value("makemore"), "NAME");
   o.add_options("Data parallel")("distributed",
                                  "train data-parallel on the processes mpirun started (mpirun -np N charlm "
                                  "--distributed): each rank takes batch-size / N words of every batch; rank 0 prints "
@@ -87,6 +89,7 @@ void read_model(const apps::CommandLine& line, ModelOptions& m) {
                          ": each head takes width / heads "
                          "channels"));
   m.block_size = line.whole("block-size", 2, 1 << 16);
+  m.init = parse_init(line.text("init"));
 }
 
 void read_training(const apps::CommandLine& line, RunOptions& r) {

@@ -79,13 +79,14 @@ std::string summary_json(const Settings& s, const std::vector<RunResult>& result
                     {"interrupted", r.interrupted},
                     {"error", r.failure ? json(*r.failure) : json()}});
   const RunOptions& o = s.run;
-  const json settings = {{"data", s.data_file},          {"steps", o.steps},
-                         {"batch_size", o.batch_size},   {"lr", o.lr},
-                         {"warmup", o.trainer.warmup},   {"schedule", lesson::short_name(o.trainer.schedule)},
-                         {"layers", o.model.layers},     {"heads", o.model.heads},
-                         {"width", o.model.width},       {"block_size", o.model.block_size},
-                         {"eval_every", o.eval_every},   {"seeds", s.seeds},
-                         {"init_from", s.init_from_dir}, {"batch_order", s.batch_order}};
+  json settings = {{"data", s.data_file},          {"steps", o.steps},
+                   {"batch_size", o.batch_size},   {"lr", o.lr},
+                   {"warmup", o.trainer.warmup},   {"schedule", lesson::short_name(o.trainer.schedule)},
+                   {"layers", o.model.layers},     {"heads", o.model.heads},
+                   {"width", o.model.width},       {"block_size", o.model.block_size},
+                   {"eval_every", o.eval_every},   {"seeds", s.seeds},
+                   {"init_from", s.init_from_dir}, {"batch_order", s.batch_order}};
+  settings["init"] = short_name(o.model.init);
   return apps::summary_json(s, settings, stop_signal, {{"runs", runs}});
 }
 

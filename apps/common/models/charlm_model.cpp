@@ -2,6 +2,28 @@
 
 namespace minidl::charlm {
 
+std::string short_name(Init init) { return init == Init::Xavier ? "xavier" : "makemore"; }
+
+Init parse_init(const std::string& name) {
+  if (name == "makemore") return Init::Makemore;
+  if (name == "xavier") return Init::Xavier;
+  throw UsageError(cat("--init: unknown init \"", name, "\": choose makemore or xavier"));
+}
+
+namespace {
+
+// Init::Xavier: after PyTorch's defaults (so makemore's draws stay as they are), as a PyTorch
+// user re-initializes a built model: every Linear of attn and mlp, weight and bias.
+void xavier_blocks(nn::ModuleList& blocks, Generator& gen) {
+  for (auto& [name, parameter] : blocks.named_parameters()) {
+    if (name.find(".attn.") == std::string::npos && name.find(".mlp.") == std::string::npos) continue;
+    if (name.ends_with(".weight")) nn::init::xavier_uniform_(parameter, 1.0, gen);
+    else nn::init::zeros_(parameter);
+  }
+}
+
+}  // namespace
+
 CausalSelfAttention::CausalSelfAttention(int64_t width, int64_t heads, Generator& gen) : heads_(heads) {
   c_attn = register_module("c_attn", std::make_shared<nn::Linear>(width, 3 * width, gen));
   c_proj = register_module("c_proj", std::make_shared<nn::Linear>(width, width, gen));
@@ -55,6 +77,7 @@ CharTransformer::CharTransformer(const ModelOptions& o, Generator& gen) : option
     ln_f = transformer->insert("ln_f", make_norm(o.norm, o.width, o.sync_batch_norm));
   lm_head =
       register_module("lm_head", std::make_shared<nn::Linear>(nn::LinearOptions(o.width, kVocabSize).bias(false), gen));
+  if (o.init == Init::Xavier) xavier_blocks(*h, gen);
 }
 
 Tensor CharTransformer::norm_f(const Tensor& x, const TokenMask* mask) { return ln_f ? normalize(*ln_f, x, mask) : x; }

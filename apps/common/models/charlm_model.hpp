@@ -24,6 +24,15 @@ namespace minidl::charlm {
 /// The vocabulary: token 0 is '.', the start and end of a word; 'a'..'z' are 1..26.
 inline constexpr int64_t kVocabSize = 27;
 
+/// How the blocks' weights start (--init). makemore: PyTorch's defaults, as makemore draws
+/// them. xavier: the original Transformer's (and fairseq's) choice, then xavier_uniform_
+/// (gain 1) on every block's attn.c_attn, attn.c_proj, mlp.c_fc and mlp.c_proj weight, their
+/// biases zero; the embeddings, norms and lm_head keep PyTorch's defaults.
+enum class Init { Makemore, Xavier };
+std::string short_name(Init init);  // "makemore", "xavier"
+/// The Init named `name`; UsageError listing them otherwise.
+Init parse_init(const std::string& name);
+
 struct ModelOptions {
   int64_t block_size = 32;  // positions: a word has at most block_size - 1 letters
   int64_t layers = 4;       // makemore's n_layer
@@ -31,6 +40,7 @@ struct ModelOptions {
   int64_t width = 64;       // n_embd, C
   NormKind norm = NormKind::Layer;
   Position position = Position::Pre;
+  Init init = Init::Makemore;
   bool sync_batch_norm = false;  // --sync-bn: the BatchNorms as SyncBatchNorm (norms.hpp)
 };
 
@@ -77,7 +87,8 @@ class Block : public nn::Module {
 class CharTransformer : public nn::Module {
  public:
   /// Parameters drawn from gen in state_dict order (wte, wpe, each block, lm_head), each as
-  /// PyTorch's default init draws it.
+  /// PyTorch's default init draws it; with Init::Xavier the blocks' weights are then redrawn
+  /// from gen, in state_dict order.
   CharTransformer(const ModelOptions& options, Generator& gen);
 
   /// idx (B, T) tokens -> logits (B, T, V), every position real.

@@ -12,9 +12,9 @@
 namespace minidl::lab {
 
 // ---- init_gradients ----
-/// The Frobenius norm of each block's transformer.h.{i}.mlp.c_proj.weight gradient, block 0
-/// first; throws naming the weight when it has no gradient (no backward yet).
-std::vector<double> c_proj_gradient_norms(const charlm::CharTransformer& model);
+/// The Frobenius norm of each block's transformer.h.{i}.<weight> gradient ("mlp.c_proj.weight"),
+/// block 0 first; throws naming the weight when it has no gradient (no backward yet).
+std::vector<double> weight_gradient_norms(const charlm::CharTransformer& model, const std::string& weight);
 
 // ---- leak ----
 /// How far a freshly built model's logits move, in the mode given, on a batch of training
