@@ -24,7 +24,7 @@ constexpr double kSlopeLow = -0.75;   // pre-LN's slope above this: nearer -1/2 
 constexpr double kRatioFloor = 0.1;   // the ratios' margin floor
 constexpr double kSlopeFloor = 0.05;  // the slopes' margin floor
 constexpr int64_t kBatch = 32;        // words in the batch
-constexpr int64_t kPaperWidth = 512;  // the Transformer base's d_model (8 heads), Xiong et al.'s Fig. 3
+constexpr int64_t kPaperWidth = 512;  // Xiong et al.'s d_model, as in their Fig. 3
 
 const char* const kW2 = "mlp.c_proj.weight";  // Theorem 1's W^{2,l}
 const char* const kQKV = "attn.c_attn.weight";
@@ -169,7 +169,7 @@ class InitGradients : public Experiment {
         "(PyTorch's defaults) and Xavier's (charlm --init xavier: xavier_uniform_ on the blocks' Linear weights, "
         "biases 0, as the original Transformer and Theorem 1 assume), each at width ",
         widths(s).front(), " (4 heads) and ", widths(s).back(),
-        " (8 heads; Xiong et al.'s Fig. 3 is the Transformer base's 512). Each seed draws the init and the batch",
+        " (8 heads; Xiong et al.'s Transformers have d_model 512). Each seed draws the init and the batch",
         quick_note(s, "widths 32 and 128, depths 2 and 4"));
   }
   std::string rule() const override {
