@@ -17,7 +17,7 @@ build_dir="${MINIDL_BUILD_DIR:-$repo/build}"
 bash "$repo/scripts/setup.sh" --with-torch
 # ctest -j2 runs two tests at once, each with two OpenMP threads on the two cores: a thread
 # that spin-waits at a barrier holds the core its partner needs. Waiting threads sleep instead
-# (the same threads and results; a third of a pass's time, docs/build-time.md).
+# (the same threads and results; the test cases take a third less time, docs/build-time.md).
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 if (($# > 0)); then
