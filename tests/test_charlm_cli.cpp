@@ -99,7 +99,7 @@ TEST_CASE("charlm refuses bad options: one line naming the option, exit 2", "[ch
   refused({"--norm", "rms,rms"}, "--norm lists \"rms\" twice");
   refused({"--init", "normal"}, "--init: unknown init \"normal\": choose makemore or xavier");
   refused({"--heads", "3"}, "--heads 3 does not divide --width 64: each head takes width / heads channels");
-  refused({"--steps", "1e3"}, "--steps: \"1e3\" is not a whole number");
+  refused({"--steps", "1e3"}, "--steps: \"1e3\" is not a whole number (expected a decimal integer, at least 0)");
   refused({"--temperature", "0"}, "--temperature must be a positive number, got 0");
   refused({"--top-k", "28"}, "--top-k must be at most 27, got 28");
   refused({"--schedule", "step"}, "--schedule: unknown schedule \"step\": choose constant or cosine");
