@@ -1,5 +1,6 @@
 // Sequence chapter, 1. Warmup, width and depth: where post-LN charlm needs a learning-rate
 // warmup and pre-LN does not (Xiong et al. 2020, Sec. 3, Fig. 2 and 3), as a boundary map.
+#include <algorithm>
 #include <cmath>
 
 #include "charlm_runs.hpp"
@@ -36,7 +37,7 @@ int64_t map_width(const Settings& s) { return s.quick ? 32 : 128; }
 /// A cross through the regime where the claim shows, sparse where a wide run costs most
 /// (width 256, four times width 128, at one lr).
 std::vector<Cell> cells(const Settings& s) {
-  if (s.quick) return {{32, 2, 3e-3}, {64, 2, 3e-3}, {32, 1, 3e-3}};
+  if (s.quick) return {{32, 2, 3e-3}, {32, 1, 3e-3}};
   return {{32, 8, 3e-3},  {64, 8, 3e-3},  {128, 8, 3e-3}, {256, 8, 3e-3}, {32, 8, 1e-2}, {64, 8, 1e-2},
           {128, 8, 1e-2}, {128, 2, 3e-3}, {128, 4, 3e-3}, {128, 2, 1e-2}, {128, 4, 1e-2}};
 }
@@ -61,10 +62,6 @@ Comparison outcome(const std::vector<Record>& records, const Cell& c, const Arm&
   return compare_to_threshold(values_counting_failures(runs(records, c, a, s), "val_loss", kUniformLoss), kStuckLine,
                               kSeqLossFloor);
 }
-/// Post-LN needs a warmup in the cell: stuck without it, trains with it.
-Truth needs_warmup(const std::vector<Record>& records, const Cell& c, const Settings& s) {
-  return all_of({above(outcome(records, c, kArms[0], s)), below(outcome(records, c, kArms[1], s))});
-}
 std::string outcome_text(const Comparison& c) {
   return c.side == Side::Above ? "stuck" : c.side == Side::Below ? "trains" : "unsure";
 }
@@ -74,37 +71,36 @@ class WarmupDepth : public Experiment {
   WarmupDepth()
       : Experiment(
             {"warmup_depth", "Warmup, width and depth: where post-LN needs a warmup",
-             "post-norm transformers need a learning-rate warmup: without one they stay stuck where a warmup "
-             "lets them train; pre-norm ones train there without one",
+             "post-norm transformers need a learning-rate warmup: without one they stay stuck where a warmup lets them "
+             "train; pre-norm ones train there without one",
              "Layer Normalization note, \"Where it goes in a block\"; Xiong et al. 2020, Sec. 3 and Fig. 2, 3"}) {}
   std::string setup(const Settings& s) const override {
     return cat(
-        "charlm (apps/charlm) on the word list, 4 heads, makemore's initialization, in the cells of the "
-        "table: width against lr at depth ",
+        "charlm (apps/charlm) on the word list, 4 heads, makemore's initialization, in the cells of the table: width "
+        "against lr at depth ",
         map_depth(s), ", depth against lr at width ", map_width(s),
         " (width 256 costs four times width 128, so it runs at one lr). LayerNorm before each sublayer (pre-LN, with a "
-        "final norm) or "
-        "after each residual sum (post-LN); AdamW (weight decay 0.01, betas 0.9, 0.99) for ",
+        "final norm) or after each residual sum (post-LN); AdamW (weight decay 0.01, betas 0.9, 0.99) for ",
         steps(s),
-        " steps of 32 words (stuck or learning shows by then); post-LN without a warmup and with a "
-        "linear warmup from 1% of the lr over the first ",
+        " steps of 32 words (stuck or learning shows by then); post-LN without a warmup and with a linear warmup from "
+        "1% of the lr over the first ",
         warmup_steps(s),
-        " steps, pre-LN without one (the claim asks nothing of pre-LN with a warmup); the validation loss in "
-        "eval mode at the end; at most 3 seeds. The letter frequencies alone give 2.94 nats on the validation "
-        "words; a run whose loss turned NaN or infinite \"diverged\" and counts as guessing (ln 27 = ",
+        " steps, pre-LN without one (the claim asks nothing of pre-LN with a warmup); the validation loss in eval mode "
+        "at the end; at most 3 seeds. The letter frequencies alone give 2.94 nats on the validation words; a run whose "
+        "loss turned NaN or infinite \"diverged\" and counts as guessing (ln 27 = ",
         fixed(kUniformLoss), " nats).",
         s.quick ? " --quick: a few steps and one seed, which only proves the code paths run." : "");
   }
   std::string rule() const override {
-    return cat("a cell (width, depth, lr) and set-up is \"stuck\" when its mean validation loss over seeds is above ",
-               kStuckLine,
-               " nats (near the letter frequencies' 2.94) and \"trains\" when below. Post-LN \"needs a "
-               "warmup\" in a cell when it is stuck there without one and trains with one. Part 1: post-LN needs a "
-               "warmup in at least one cell. Part 2: pre-LN without a warmup trains in every cell where post-LN needs "
-               "one (and there is such a cell). Held: both; held partly: part 1 only; did not hold: neither (post-LN "
-               "never needs a warmup on the map). Cells where post-LN stays stuck even with the warmup lie beyond the "
-               "claim and are reported, not judged.",
-               margin_rule(cat(kSeqLossFloor, " nats")));
+    return cat(
+        "a cell (width, depth, lr) and set-up is \"stuck\" when its mean validation loss over seeds is above ",
+        kStuckLine,
+        " nats (near the letter frequencies' 2.94) and \"trains\" when below. Post-LN \"needs a warmup\" in a cell "
+        "when it is stuck there without one and trains with one. Part 1: post-LN needs a warmup in at least one cell. "
+        "Part 2: pre-LN without a warmup trains in every cell where post-LN needs one (and there is such a cell). "
+        "Held: both; held partly: part 1 only; did not hold: neither (post-LN never needs a warmup on the map). Cells "
+        "where post-LN stays stuck even with the warmup lie beyond the claim and are reported, not judged.",
+        margin_rule(cat(kSeqLossFloor, " nats")));
   }
   std::vector<uint64_t> seeds_used(const Settings& s) const override { return seeds(s); }
   std::vector<Job> plan(const Context& c) const override {
@@ -119,12 +115,8 @@ class WarmupDepth : public Experiment {
           o.lr = cell.lr;
           o.trainer.warmup = arm.warm ? warmup_steps(c.settings) : 0;
           o.seed = seed;
-          jobs.push_back(charlm_job(c, o,
-                                    Record()
-                                        .set("width", double(cell.width))
-                                        .set("layers", double(cell.layers))
-                                        .set("lr", cell.lr)
-                                        .set("warmup", double(o.trainer.warmup))));
+          const Record keys = Record().set("width", double(cell.width)).set("layers", double(cell.layers));
+          jobs.push_back(charlm_job(c, o, Record(keys).set("lr", cell.lr).set("warmup", double(o.trainer.warmup))));
         }
     return jobs;
   }
@@ -132,7 +124,8 @@ class WarmupDepth : public Experiment {
     std::vector<Truth> needs, pre_trains_there;
     std::string needed, beyond;
     for (const Cell& c : cells(s)) {
-      const Truth need = needs_warmup(records, c, s);
+      // Post-LN needs a warmup in the cell: stuck without it, trains with it.
+      const Truth need = all_of({above(outcome(records, c, kArms[0], s)), below(outcome(records, c, kArms[1], s))});
       needs.push_back(need);
       pre_trains_there.push_back(any_of({negation(need), below(outcome(records, c, kArms[2], s))}));
       if (need == Truth::Yes) needed += cat(needed.empty() ? "" : "; ", cell_name(c));
@@ -144,8 +137,7 @@ class WarmupDepth : public Experiment {
             cat("Post-LN needs a warmup (stuck without, trains with) at: ", needed.empty() ? "no cell" : needed,
                 ". Post-LN stuck even with the warmup at: ", beyond.empty() ? "no cell" : beyond, ". Part 1 ",
                 truth_text(part1, "holds", "does not hold"),
-                "; part 2 (pre-LN without a warmup trains wherever "
-                "post-LN needs one) ",
+                "; part 2 (pre-LN without a warmup trains wherever post-LN needs one) ",
                 truth_text(part2, "holds", "does not hold"), ".")};
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
@@ -175,12 +167,12 @@ class WarmupDepth : public Experiment {
   /// The boundary map: a panel per set-up, width against lr at depth 8 above, depth against
   /// lr at width 128 below; each cell a dot coloured by its outcome, labelled with its loss.
   static std::string picture(const std::vector<Record>& records, const Settings& s) {
-    std::string script = plot_header("warmup_depth.png", 1200, 760) +
-                         "set multiplot layout 2,3 title \"Where post-LN needs a warmup in charlm: green trains, red "
-                         "stuck, grey within the margin (mean validation loss)\"\nset logscale x 2\nset logscale y\n"
-                         "set ytics (0.001, 0.003, 0.01)\nset key off\n"
-                         "set ylabel 'AdamW lr'\nset linetype 11 lc rgb '#1b9e77'\nset linetype 12 lc rgb '#999999'\n"
-                         "set linetype 13 lc rgb '#d95f02'\nset yrange [0.0015:0.02]\nset format y '%g'\n";
+    std::string script =
+        plot_header("warmup_depth.png", 1200, 760) +
+        "set multiplot layout 2,3 title \"Where post-LN needs a warmup in charlm: green trains, red stuck, grey within "
+        "the margin (mean validation loss)\"\nset logscale x 2\nset logscale y\nset ytics (0.001, 0.003, 0.01)\nset "
+        "key off\nset ylabel 'AdamW lr'\nset linetype 11 lc rgb '#1b9e77'\nset linetype 12 lc rgb '#999999'\nset "
+        "linetype 13 lc rgb '#d95f02'\nset yrange [0.0015:0.02]\nset format y '%g'\n";
     for (const char* axis : {"width", "layers"}) {
       const bool by_width = std::string(axis) == "width";
       for (const Arm& a : kArms) {
