@@ -6,6 +6,7 @@
 // registry.cpp, so a new one touches no other.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ struct Record {
   /// A training run's curves (train_record), for the experiment's page; not in the CSV.
   std::optional<apps::RunLog> curves{};
 
+  Record() = default;
+  /// The fields in column order: Record{{"norm", "layer"}, {"seed", 0.0}}.
+  Record(std::initializer_list<std::pair<std::string, Value>> fields) : fields(fields) {}
   Record& set(const std::string& name, Value value);
   /// The number or text named; throws naming the field when it is missing or of the other kind.
   double num(const std::string& name) const;
