@@ -6,6 +6,7 @@
 // registry.cpp, so a new one touches no other.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ struct Record {
   /// A training run's curves (train_record), for the experiment's page; not in the CSV.
   std::optional<apps::RunLog> curves{};
 
+  Record() = default;
+  /// The fields in column order: Record{{"norm", "layer"}, {"seed", 0.0}}.
+  Record(std::initializer_list<std::pair<std::string, Value>> fields) : fields(fields) {}
   Record& set(const std::string& name, Value value);
   /// The number or text named; throws naming the field when it is missing or of the other kind.
   double num(const std::string& name) const;
@@ -117,5 +121,18 @@ class Experiment {
  private:
   About about_;
 };
+
+// ---- the runner (runner.cpp) ----
+// Runs jobs on several threads with the results of one by one: each job owns its generators,
+// and its records land in its own slot.
+
+/// Called after each job with the jobs done so far, the total, and the fraction of the total
+/// cost done (what an estimate of the time left should use: jobs run costliest first).
+using Progress = std::function<void(size_t done, size_t total, double cost_done)>;
+
+/// Runs every job, up to `workers` at once (each thread with one OpenMP/OpenBLAS thread when
+/// workers > 1), the costliest first; returns each job's records at its index. A job that
+/// throws rethrows here after all have finished.
+std::vector<std::vector<Record>> run_jobs(const std::vector<Job>& jobs, int workers, const Progress& progress = {});
 
 }  // namespace minidl::lab

@@ -13,7 +13,6 @@
 #include "options.hpp"
 #include "registry.hpp"
 #include "report.hpp"
-#include "runner.hpp"
 #include "runs/seeds.hpp"
 #include "tools.hpp"
 

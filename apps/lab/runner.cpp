@@ -1,5 +1,3 @@
-#include "runner.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -7,6 +5,7 @@
 #include <numeric>
 #include <thread>
 
+#include "lab.hpp"
 #include "minidl/threads.hpp"
 
 namespace minidl::lab {

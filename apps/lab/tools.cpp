@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -80,6 +81,10 @@ Job train_job(const Context& context, const lesson::TrainOptions& options, Recor
   const double per_example = double(options.net.depth) * (1.0 + 8.0 / double(options.batch_size));
   return {examples * per_example,
           [&context, options, keys]() { return std::vector<Record>{train_record(context, options, keys)}; }};
+}
+
+void append(std::vector<Job>& jobs, std::vector<Job> more) {
+  jobs.insert(jobs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
 }
 
 lesson::TrainOptions lesson_training(const Settings& settings) {

@@ -1,11 +1,17 @@
 #pragma once
 // What experiments share: a training run as a record, figures over seeds, Markdown tables
-// and gnuplot pictures.
+// and gnuplot pictures (and the headers every experiment uses).
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "lab.hpp"
+#include "minidl/autograd/grad_mode.hpp"
+#include "minidl/tensor/error.hpp"
 #include "runs/seeds.hpp"
 #include "training/digits_train.hpp"
 
@@ -20,6 +26,20 @@ Job train_job(const Context& context, const lesson::TrainOptions& options, Recor
 
 /// Trains one run: its result and status ("ok", "diverged", or "failed" when it threw).
 std::pair<lesson::RunResult, std::string> trained(const Context& context, const lesson::TrainOptions& options);
+
+/// A job per seed, each of that cost, its records what measure(seed) returns (a Record or several).
+template <typename Measure>
+std::vector<Job> seed_jobs(const std::vector<uint64_t>& seeds, double cost, const Measure& measure) {
+  std::vector<Job> jobs;
+  for (uint64_t seed : seeds)
+    jobs.push_back({cost, [measure, seed]() -> std::vector<Record> {
+                      if constexpr (std::is_same_v<decltype(measure(seed)), Record>) return {measure(seed)};
+                      else return measure(seed);
+                    }});
+  return jobs;
+}
+/// Moves the jobs of more to the end of jobs.
+void append(std::vector<Job>& jobs, std::vector<Job> more);
 
 /// The lesson's training (5 epochs; 1 with --quick).
 lesson::TrainOptions lesson_training(const Settings& settings);

@@ -1,11 +1,7 @@
 // 13. Adam and normalization: does Adam rescue the lesson's network without a norm layer in
 // the lesson's 5 epochs, where SGD leaves it stuck? Uses the trainer's optimizer switch
 // (training/trainer_setup.hpp).
-#include <algorithm>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 #include "training/trainer_setup.hpp"
 
 namespace minidl::lab {

@@ -1,12 +1,6 @@
 // 7. Batch mates leak into BatchNorm's training-mode output, not into LayerNorm's.
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/ops/shape_ops.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
 
@@ -99,17 +93,12 @@ class BatchMatesExperiment : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (NormKind norm : norms())
-      for (uint64_t seed : c.settings.seeds)
-        jobs.push_back({2000.0, [&c, norm, seed] {
-                          const BatchMates m = measure_batch_mates(c.data, norm, seed);
-                          return std::vector<Record>{Record()
-                                                         .set("norm", lesson::short_name(norm))
-                                                         .set("seed", double(seed))
-                                                         .set("spread_over_mates", m.spread_over_mates)
-                                                         .set("train_vs_eval", m.train_vs_eval)
-                                                         .set("across_batch_sizes", m.across_sizes)
-                                                         .set("bitwise", m.bitwise ? 1.0 : 0.0)};
-                        }});
+      append(jobs, seed_jobs(c.settings.seeds, 2000.0, [&c, norm](uint64_t seed) {
+               const BatchMates m = measure_batch_mates(c.data, norm, seed);
+               return Record{{"norm", lesson::short_name(norm)},         {"seed", double(seed)},
+                             {"spread_over_mates", m.spread_over_mates}, {"train_vs_eval", m.train_vs_eval},
+                             {"across_batch_sizes", m.across_sizes},     {"bitwise", m.bitwise ? 1.0 : 0.0}};
+             }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

@@ -1,10 +1,7 @@
 // 4. Batch size: BatchNorm struggles with batches of 1 or 2; LayerNorm works at batch size 1.
-#include <cmath>
 #include <optional>
 
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

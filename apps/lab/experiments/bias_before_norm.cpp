@@ -1,16 +1,10 @@
 // 8. A bias right before BatchNorm is redundant; before LayerNorm it is not removed.
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/reduce.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
 
@@ -88,18 +82,15 @@ class BiasBeforeNormExperiment : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (NormKind norm : {NormKind::Batch, NormKind::Layer})
-      for (uint64_t seed : c.settings.seeds) {
-        jobs.push_back({100.0, [norm, seed] {
-                          const BiasBeforeNorm m = measure_bias_before_norm(norm, seed);
-                          return std::vector<Record>{Record()
-                                                         .set("part", "exact")
-                                                         .set("norm", lesson::short_name(norm))
-                                                         .set("seed", double(seed))
-                                                         .set("output_difference", m.output_difference)
-                                                         .set("bias_gradient", m.bias_gradient)
-                                                         .set("weight_gradient", m.weight_gradient)};
-                        }});
-      }
+      append(jobs, seed_jobs(c.settings.seeds, 100.0, [norm](uint64_t seed) {
+               const BiasBeforeNorm m = measure_bias_before_norm(norm, seed);
+               return Record{{"part", "exact"},
+                             {"norm", lesson::short_name(norm)},
+                             {"seed", double(seed)},
+                             {"output_difference", m.output_difference},
+                             {"bias_gradient", m.bias_gradient},
+                             {"weight_gradient", m.weight_gradient}};
+             }));
     for (NormKind norm : {NormKind::Batch, NormKind::Layer})
       for (bool bias : {true, false})
         for (uint64_t seed : c.settings.seeds) {

@@ -1,12 +1,6 @@
 // 11. Careful initialization instead of normalization: does the right starting scale alone
 // let the lesson's deep tanh network without a norm layer learn?
-#include <cmath>
-#include <limits>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

@@ -1,12 +1,7 @@
 // 11. GroupNorm's Figure 1 on the digits: validation error against batch size for
 // BatchNorm2d, GroupNorm, LayerNorm (GroupNorm(1, C)) and instance norm (GroupNorm(C, C))
 // in the digits' CNN (apps/common/models/cnn.hpp); and BatchNorm2d trains at batch 1.
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

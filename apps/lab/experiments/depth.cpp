@@ -1,9 +1,5 @@
 // 1. Depth: where the network without normalization stops learning, and whether a norm fails.
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

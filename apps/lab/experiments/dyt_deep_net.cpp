@@ -1,9 +1,7 @@
 // Papers chapter: DyT in the lesson's network (Zhu et al. 2025): the elementwise tanh that replaces
 // LayerNorm in transformers, in place of the norm of the deep tanh network, where nothing
 // else keeps the activations' scale.
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

@@ -1,14 +1,10 @@
 // 5. Forgetting model.eval(): a trained BatchNorm model evaluated in training mode.
-#include <cmath>
 #include <functional>
 
-#include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/shape_ops.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
 
@@ -84,12 +80,8 @@ class EvalMode : public Experiment {
         margin_rule(cat(kAccuracyFloor, " of accuracy")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (uint64_t seed : c.settings.seeds) {
-      jobs.push_back(
-          {double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 2, [&c, seed] { return measure(c, seed); }});
-    }
-    return jobs;
+    return seed_jobs(c.settings.seeds, double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 2,
+                     [&c](uint64_t seed) { return measure(c, seed); });
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     const auto eval = where(records, {{"evaluation", "eval mode"}});

@@ -1,12 +1,14 @@
 #pragma once
-// The experiments, one file each. Experiments 7 to 10 check exact claims; their
-// measurements are functions here, so the tests (tests/test_lab_*.cpp) check the same.
+// The experiments, one file each, and what they share (grid.hpp, tools.hpp). Experiments 7
+// to 10 check exact claims; their measurements are functions here, so the tests
+// (tests/test_lab_*.cpp) check the same.
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "grid.hpp"
 #include "lab.hpp"
 #include "models/charlm_norms.hpp"
 #include "models/deep_net.hpp"

@@ -2,14 +2,8 @@
 // (instance) normalization; and the lesson's network trained with several G.
 #include "minidl/nn/norm/group_norm.hpp"
 
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
 
@@ -75,22 +69,18 @@ class GroupNormExperiment : public Experiment {
                exact_rule());
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (uint64_t seed : c.settings.seeds)
-      jobs.push_back({10.0, [seed] {
-                        const GroupNormEnds m = measure_group_norm_ends(seed);
-                        return std::vector<Record>{Record()
-                                                       .set("part", "exact")
-                                                       .set("seed", double(seed))
-                                                       .set("groups", 0.0)
-                                                       .set("one_group_vs_layer_norm", m.one_group_vs_layer_norm)
-                                                       .set("c_groups_vs_instance_norm", m.c_groups_vs_instance_norm)};
-                      }});
+    std::vector<Job> jobs = seed_jobs(c.settings.seeds, 10.0, [](uint64_t seed) {
+      const GroupNormEnds m = measure_group_norm_ends(seed);
+      return Record{{"part", "exact"},
+                    {"seed", double(seed)},
+                    {"groups", 0.0},
+                    {"one_group_vs_layer_norm", m.one_group_vs_layer_norm},
+                    {"c_groups_vs_instance_norm", m.c_groups_vs_instance_norm}};
+    });
     const std::vector<int64_t> gs = groups(c.settings);
-    for (Job& job :
-         grid_jobs(c, Record().set("part", "training"), "groups", {gs.begin(), gs.end()}, {lesson::NormKind::Group},
-                   c.settings.seeds, [](lesson::TrainOptions&o, double g) { o.net.groups = int64_t(g); }))
-      jobs.push_back(std::move(job));
+    append(jobs,
+           grid_jobs(c, Record().set("part", "training"), "groups", {gs.begin(), gs.end()}, {lesson::NormKind::Group},
+                     c.settings.seeds, [](lesson::TrainOptions& o, double g) { o.net.groups = int64_t(g); }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

@@ -1,10 +1,5 @@
 // 3. Starting weights: "they make training less sensitive to the starting weights".
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

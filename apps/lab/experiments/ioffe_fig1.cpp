@@ -1,19 +1,13 @@
 // BatchNorm's own Figure 1 (Ioffe and Szegedy 2015, Sec. 4.1): a sigmoid MLP with and without
 // BatchNorm, its validation accuracy and one last-layer sigmoid's input distribution over training.
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/nn/linear.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/ops/cross_entropy.hpp"
 #include "minidl/ops/unary.hpp"
 #include "minidl/optim/sgd.hpp"
-#include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
 
@@ -170,8 +164,8 @@ class IoffeFig1 : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (const std::string& v : variants())
-      for (uint64_t seed : c.settings.seeds)
-        jobs.push_back({double(steps(c.settings) * kBatch * 4), [&c, v, seed] { return train_and_watch(c, v, seed); }});
+      append(jobs, seed_jobs(c.settings.seeds, double(steps(c.settings) * kBatch * 4),
+                             [&c, v](uint64_t seed) { return train_and_watch(c, v, seed); }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {

@@ -1,10 +1,5 @@
 // 2. Learning rate: "norm layers also let you use larger learning rates".
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 

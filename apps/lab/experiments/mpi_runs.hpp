@@ -19,6 +19,16 @@ std::string quoted(const std::string& text);
 /// can remove it under each other and fail in orte_init.
 std::string mpirun_prefix(int ranks, const std::string& session_dir);
 
+/// What a program run under mpirun wrote: its --summary and, when asked for, its --curves.
+struct MpiOutput {
+  std::string summary, curves;
+};
+/// Runs `program arguments --summary FILE [--curves FILE]` under mpirun on `ranks` ranks, in a
+/// directory of the temp dir of its own (`dir_name` and the process id), and returns what it
+/// wrote; throws naming `who`, the command, its status and its stderr when it fails.
+MpiOutput run_under_mpirun(const std::string& who, const std::string& dir_name, int ranks, const std::string& program,
+                           const std::string& arguments, bool curves);
+
 /// How far the mean of `figure` over the runs of `label` on N ranks is from its mean on one
 /// rank, and the bound it must stay within to count as the same: `floor`, or twice the
 /// standard error of the difference over the seeds.

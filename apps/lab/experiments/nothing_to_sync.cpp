@@ -3,23 +3,15 @@
 // rank hands to the collectives per step. Each (N, set-up) is one `mpirun -np N digits
 // --distributed` run over every seed; its summary gives the figures and the collectives' own
 // count of the traffic, which must equal the count made here from the model.
-#include <unistd.h>
-
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "experiments.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 #include "mpi_runs.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
 namespace {
 
-namespace fs = std::filesystem;
 using lesson::NormKind;
 
 constexpr int64_t kGlobalBatch = 64;
@@ -46,25 +38,19 @@ const std::vector<Setup>& setups() {
 }
 // The digits program on `ranks` ranks over every seed: one record per run, each carrying the
 // invocation's traffic as counted from the model and as the collectives counted it.
-std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, const std::vector<NormKind>& norms) {
+std::vector<Record> distributed_runs([[maybe_unused]] const Context& c, int ranks, [[maybe_unused]] bool sync_bn,
+                                     [[maybe_unused]] const std::vector<NormKind>& norms) {
 #if MINIDL_WITH_MPI && defined(MINIDL_LAB_DIGITS_EXE) && defined(MINIDL_LAB_MPIRUN)
-  const lesson::TrainOptions training = lesson_training(c.settings);
-  const fs::path dir = fs::temp_directory_path() / cat("minidl_lab_sync_", getpid(), "_", ranks, sync_bn ? "s" : "l");
-  fs::create_directories(dir);
   std::string norm_list;
   for (NormKind n : norms) norm_list += cat(norm_list.empty() ? "" : ",", lesson::short_name(n));
-  const std::string command =
-      cat(mpirun_prefix(ranks, dir.string()), quoted(MINIDL_LAB_DIGITS_EXE), " --distributed",
-          sync_bn ? " --sync-bn" : "", " --norm ", norm_list, " --seeds ", lesson::seeds_text(c.settings.seeds),
-          " --epochs ", training.epochs, " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ",
-          quoted(c.settings.data_dir), " --summary ", quoted((dir / "summary.json").string()), " > ",
-          quoted((dir / "out.txt").string()), " 2> ", quoted((dir / "err.txt").string()));
-  const int status = std::system(command.c_str());
-  const std::string err = read_file(dir / "err.txt");
-  const std::string summary_text = status == 0 ? read_file(dir / "summary.json") : "";
-  fs::remove_all(dir);
-  if (status != 0) throw Error(cat("nothing_to_sync: `", command, "` failed (status ", status, "): ", err));
-  const nlohmann::json summary = nlohmann::json::parse(summary_text);
+  const std::string arguments =
+      cat(" --distributed", sync_bn ? " --sync-bn" : "", " --norm ", norm_list, " --seeds ",
+          lesson::seeds_text(c.settings.seeds), " --epochs ", lesson_training(c.settings).epochs, " --batch-size ",
+          kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir));
+  const nlohmann::json summary =
+      nlohmann::json::parse(run_under_mpirun("nothing_to_sync", cat("minidl_lab_sync_", ranks, sync_bn ? "s" : "l"),
+                                             ranks, MINIDL_LAB_DIGITS_EXE, arguments, false)
+                                .summary);
   // What the model says the invocation handed to collectives: per run its set-up, per step the step's.
   int64_t counted_bytes = 0, counted_calls = 0;
   std::vector<Record> records;
@@ -94,9 +80,6 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn, 
         .set("measured_collectives", measured.at("collectives").get<double>());
   return records;
 #else
-  (void)c;
-  (void)sync_bn;
-  (void)norms;
   return {Record().set("ranks", double(ranks)).set("status", "not run")};
 #endif
 }

@@ -1,13 +1,7 @@
 // 12. Pre-norm against post-norm: residual MLP stacks of growing depth, the norm before each
 // block (x + f(norm(x))) or after it (norm(x + f(x))), trained by Adam with and without a
 // warmup (the trainer's optimizer switch, training/trainer_setup.hpp).
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 #include "training/trainer_setup.hpp"
 
 namespace minidl::lab {

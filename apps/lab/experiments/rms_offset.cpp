@@ -1,15 +1,9 @@
 // 9. RMSNorm keeps an offset that LayerNorm removes; the lesson's worked numbers.
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/nn/norm/layer_norm.hpp"
 #include "minidl/nn/norm/rms_norm.hpp"
 #include "minidl/ops/binary.hpp"
-#include "minidl/tensor/error.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -103,35 +97,31 @@ class RmsOffset : public Experiment {
                exact_rule());
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (uint64_t seed : c.settings.seeds)
-      jobs.push_back({50.0, [seed] {
-                        std::vector<Record> out;
-                        for (double offset : offsets()) {
-                          const OffsetMeans m = measure_offset(offset, seed);
-                          out.push_back(Record()
-                                            .set("part", "offset")
-                                            .set("seed", double(seed))
-                                            .set("offset", offset)
-                                            .set("input_mean", m.input_mean)
-                                            .set("layer_norm_mean", m.layer_norm_mean)
-                                            .set("rms_norm_mean", m.rms_norm_mean));
-                        }
-                        return out;
-                      }});
+    std::vector<Job> jobs = seed_jobs(c.settings.seeds, 50.0, [](uint64_t seed) {
+      std::vector<Record> out;
+      for (double offset : offsets()) {
+        const OffsetMeans m = measure_offset(offset, seed);
+        out.push_back({{"part", "offset"},
+                       {"seed", double(seed)},
+                       {"offset", offset},
+                       {"input_mean", m.input_mean},
+                       {"layer_norm_mean", m.layer_norm_mean},
+                       {"rms_norm_mean", m.rms_norm_mean}});
+      }
+      return out;
+    });
     jobs.push_back({10.0, [] {
                       std::vector<Record> out;
                       for (const WorkedExample& w : worked_examples()) {
                         double worst = 0.0;
                         for (size_t i = 0; i < w.expected.size(); ++i)
                           worst = std::max(worst, std::fabs(w.expected[i] - w.computed[i]));
-                        out.push_back(Record()
-                                          .set("part", "worked")
-                                          .set("example", w.name)
-                                          .set("expected", list(w.expected, -1))
-                                          .set("computed", list(w.computed, 4))
-                                          .set("largest_difference", worst)
-                                          .set("tolerance", w.tolerance));
+                        out.push_back({{"part", "worked"},
+                                       {"example", w.name},
+                                       {"expected", list(w.expected, -1)},
+                                       {"computed", list(w.computed, 4)},
+                                       {"largest_difference", worst},
+                                       {"tolerance", w.tolerance}});
                       }
                       return out;
                     }});

@@ -1,11 +1,6 @@
 // 6. Running statistics against the population statistics of each BatchNorm layer's input.
-#include <cmath>
-
-#include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 
@@ -51,9 +46,8 @@ class RunningStats : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (const Momentum& m : momenta())
-      for (uint64_t seed : c.settings.seeds)
-        jobs.push_back({double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 1.3,
-                        [&c, m, seed] { return std::vector<Record>{measure(c, m, seed)}; }});
+      append(jobs, seed_jobs(c.settings.seeds, double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 1.3,
+                             [&c, m](uint64_t seed) { return measure(c, m, seed); }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

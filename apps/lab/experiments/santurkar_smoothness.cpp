@@ -1,17 +1,11 @@
 // Santurkar et al. 2018: does BatchNorm smooth the loss landscape along the training path, and
 // does it still train when noise after it undoes any reduction of internal covariate shift?
-#include <algorithm>
-#include <cmath>
-
-#include "experiments.hpp"
 #include "experiments/bn_tools.hpp"
-#include "grid.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "experiments/experiments.hpp"
 #include "minidl/data/data_loader.hpp"
 #include "minidl/ops/binary.hpp"
 #include "minidl/ops/cross_entropy.hpp"
 #include "minidl/optim/sgd.hpp"
-#include "minidl/tensor/error.hpp"
 #include "models/arch.hpp"
 
 namespace minidl::lab {
@@ -250,8 +244,8 @@ class SanturkarSmoothness : public Experiment {
     std::vector<Job> jobs;
     const double cost = double(lesson_training(c.settings).epochs) * 1437.0 * 8.0 * 3.0;
     for (const Variant& v : variants())
-      for (uint64_t seed : c.settings.seeds)
-        jobs.push_back({cost, [&c, name = v.name, seed] { return train_and_probe(c, name, seed); }});
+      append(jobs,
+             seed_jobs(c.settings.seeds, cost, [&c, v](uint64_t seed) { return train_and_probe(c, v.name, seed); }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {

@@ -1,16 +1,10 @@
 // Sequence 5. A model that writes text runs at batch size 1, one token at a time: the key/value
 // cache against full forward passes, LayerNorm's two modes, train-mode BatchNorm at batch 1,
 // and what eval-mode BatchNorm's running statistics cost in validation loss.
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 #include "charlm_runs.hpp"
 #include "checks.hpp"
 #include "experiments/experiments.hpp"
-#include "minidl/autograd/grad_mode.hpp"
 #include "probes.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -165,13 +159,12 @@ class BatchOne : public Experiment {
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
-    for (NormKind norm : norms())
-      for (uint64_t seed : c.settings.seeds) {
-        charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
-        o.model.norm = norm;
-        jobs.push_back(
-            {charlm_job(c, o).cost, [&c, norm, seed] { return std::vector<Record>{trained_probe(c, norm, seed)}; }});
-      }
+    for (NormKind norm : norms()) {
+      charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
+      o.model.norm = norm;
+      append(jobs, seed_jobs(c.settings.seeds, charlm_job(c, o).cost,
+                             [&c, norm](uint64_t seed) { return trained_probe(c, norm, seed); }));
+    }
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

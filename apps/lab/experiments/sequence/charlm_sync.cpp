@@ -3,26 +3,17 @@
 // is one `mpirun -np N charlm --distributed` invocation over every seed; its summary gives
 // the validation losses and its curves the first steps' losses, which the rule compares
 // with one rank's.
-#include <unistd.h>
-
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "experiments/experiments.hpp"
 #include "experiments/mpi_runs.hpp"
-#include "minidl/tensor/error.hpp"
 #include "runs/seeds.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr int64_t kGlobalBatch = 32;  // charlm's default: 16 words a rank at N = 2, 8 at N = 4
 constexpr int64_t kEarlySteps = 20;   // the steps whose losses are compared one by one
@@ -63,26 +54,18 @@ std::map<std::pair<std::string, uint64_t>, std::string> early_losses(const std::
 }
 
 // charlm on `ranks` ranks over every seed: one record per run (norm label, seed, losses).
-std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn) {
+std::vector<Record> distributed_runs([[maybe_unused]] const Context& c, int ranks, [[maybe_unused]] bool sync_bn) {
 #if MINIDL_WITH_MPI && defined(MINIDL_LAB_CHARLM_EXE) && defined(MINIDL_LAB_MPIRUN)
-  const fs::path dir = fs::temp_directory_path() / cat("minidl_lab_charlm_", getpid(), "_", ranks, sync_bn ? "s" : "l");
-  fs::create_directories(dir);
-  const std::string command =
-      cat(mpirun_prefix(ranks, dir.string()), quoted(MINIDL_LAB_CHARLM_EXE), " --distributed",
-          sync_bn ? " --sync-bn --norm batch" : " --norm layer,batch", " --seeds ",
+  const std::string arguments =
+      cat(" --distributed", sync_bn ? " --sync-bn --norm batch" : " --norm layer,batch", " --seeds ",
           lesson::seeds_text(c.settings.seeds), " --steps ", steps(c.settings), " --eval-every ", steps(c.settings),
-          " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir + "/words.txt"),
-          " --summary ", quoted((dir / "summary.json").string()), " --curves ", quoted((dir / "curves.csv").string()),
-          " > ", quoted((dir / "out.txt").string()), " 2> ", quoted((dir / "err.txt").string()));
-  const int status = std::system(command.c_str());
-  const std::string err = read_file(dir / "err.txt");
-  const std::string summary_text = status == 0 ? read_file(dir / "summary.json") : "";
-  const auto early = early_losses(status == 0 ? read_file(dir / "curves.csv") : "run,seed,step,loss\n");
-  fs::remove_all(dir);
-  if (status != 0) throw Error(cat("charlm_sync: `", command, "` failed (status ", status, "): ", err));
+          " --batch-size ", kGlobalBatch, " --threads 1 --quiet --data ", quoted(c.settings.data_dir + "/words.txt"));
+  const MpiOutput out = run_under_mpirun("charlm_sync", cat("minidl_lab_charlm_", ranks, sync_bn ? "s" : "l"), ranks,
+                                         MINIDL_LAB_CHARLM_EXE, arguments, true);
+  const auto early = early_losses(out.curves);
   std::vector<Record> records;
   const double nan = std::nan("");
-  const nlohmann::json summary = nlohmann::json::parse(summary_text);  // outlives the loop over its runs
+  const nlohmann::json summary = nlohmann::json::parse(out.summary);  // outlives the loop over its runs
   for (const nlohmann::json& run : summary.at("runs")) {
     const std::string norm = run.at("norm");
     const auto seed = run.at("seed").get<uint64_t>();
@@ -98,8 +81,6 @@ std::vector<Record> distributed_runs(const Context& c, int ranks, bool sync_bn) 
   }
   return records;
 #else
-  (void)c;
-  (void)sync_bn;
   return {Record().set("ranks", double(ranks)).set("status", "not run")};
 #endif
 }

@@ -1,12 +1,8 @@
 // Papers chapter: DyT against LayerNorm in charlm (Zhu et al. 2025): the validation loss
 // over seeds with DyT in every norm's place, and the paper's Fig. 2 on a trained charlm: its
 // LayerNorm's output against its input, in the first and the last block.
-#include <cmath>
-
 #include "charlm_runs.hpp"
 #include "experiments/experiments.hpp"
-#include "minidl/autograd/grad_mode.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 

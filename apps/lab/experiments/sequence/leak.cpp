@@ -1,14 +1,9 @@
 // Sequence 4. Train-mode BatchNorm leaks batch mates and future tokens into each output of a
 // causal model; LayerNorm and RMSNorm do not, to the last bit.
-#include <cmath>
-#include <limits>
-
 #include "charlm_runs.hpp"
 #include "checks.hpp"
 #include "experiments/experiments.hpp"
-#include "minidl/autograd/grad_mode.hpp"
 #include "probes.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -181,15 +176,13 @@ class Leak : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (const Probe& p : probes())
-      for (uint64_t seed : c.settings.seeds)
-        jobs.push_back({3000.0, [&c, p, seed] { return std::vector<Record>{exact_probe(c, p, seed)}; }});
-    for (NormKind norm : batch_norms())
-      for (uint64_t seed : c.settings.seeds) {
-        charlm::RunOptions o = charlm_training(c.settings, kGapSteps, kQuickSteps);
-        o.model.norm = norm;
-        jobs.push_back(
-            {charlm_job(c, o).cost, [&c, norm, seed] { return std::vector<Record>{gap_probe(c, norm, seed)}; }});
-      }
+      append(jobs, seed_jobs(c.settings.seeds, 3000.0, [&c, p](uint64_t seed) { return exact_probe(c, p, seed); }));
+    for (NormKind norm : batch_norms()) {
+      charlm::RunOptions o = charlm_training(c.settings, kGapSteps, kQuickSteps);
+      o.model.norm = norm;
+      append(jobs, seed_jobs(c.settings.seeds, charlm_job(c, o).cost,
+                             [&c, norm](uint64_t seed) { return gap_probe(c, norm, seed); }));
+    }
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

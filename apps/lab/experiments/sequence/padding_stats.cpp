@@ -2,14 +2,11 @@
 // at every training step, with random batches (much padding) and length-sorted ones (little),
 // for BatchNorm over every position, BatchNorm over the real tokens, LayerNorm and RMSNorm
 // (Shen et al. 2020's measure).
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <numeric>
 
 #include "charlm_runs.hpp"
 #include "experiments/experiments.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 

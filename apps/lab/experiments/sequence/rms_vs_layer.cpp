@@ -2,13 +2,9 @@
 // and the cost of the norm layer itself, timed alternately in one process (Zhang and Sennrich 2019).
 #include <time.h>
 
-#include <algorithm>
-#include <cmath>
-
 #include "charlm_runs.hpp"
 #include "experiments/experiments.hpp"
 #include "minidl/threads.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
