@@ -166,8 +166,8 @@ class PrePostNorm : public Experiment {
         "handed it the full lr (the spikes); the warmup rescues the 16-block cells only. Xiong et al.'s "
         "reason, post-LN's large gradients near the output at initialization, is stated for transformers "
         "of the original width with Adam and a warmup of thousands of steps, not for width-32 residual MLPs "
-        "trained 5 epochs. Where those conditions hold, in charlm, \"Warmup and depth: pre-LN against post-LN in "
-        "charlm\" (warmup_depth) decides the claim per regime.\n";
+        "trained 5 epochs. Where those conditions come closer, in charlm, \"Warmup, width and depth: where "
+        "post-LN needs a warmup\" (warmup_depth) maps the claim over width, depth and lr.\n";
     return {table, {draw(s.out_dir, "pre_post_norm.png", picture(records, s))}};
   }
 
