@@ -1,8 +1,9 @@
 #pragma once
 // A Catch test that cannot run here (gnuplot or MPI missing) reports a skip to ctest: it
 // prints kSkipMarker and its reason, and returns; the test program then exits 77 if no case
-// failed, which ctest counts "Skipped" (SKIP_RETURN_CODE, tests/CMakeLists.txt). In CI (CI=true), where every test
-// must run, it fails instead, as tests/torch/run_with_torch.sh does for PyTorch.
+// failed, which ctest counts "Skipped" (SKIP_RETURN_CODE, tests/CMakeLists.txt). In CI
+// (CI=true), where every test must run, it fails instead, as tests/torch/run_with_torch.sh
+// does for PyTorch.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iostream>
