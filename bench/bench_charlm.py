@@ -1,12 +1,12 @@
 """charlm's rows of bench/bench_all.py (`--what charlm` runs them alone).
 
 charlm is measured from outside, as a process: bench/ links nothing of apps/. A figure per
-step is (a run of W + N steps - a run of W steps) / N (W = WARMUP), both with one evaluation
+step is (a run of 10 + N steps - a run of 10 steps) / N (WARMUP), both with one evaluation
 at the end, so the data loading, the model's construction, the first steps and the final
 evaluation cancel; each run is the minimum over repeats, and every repeat runs each program
 once, interleaved.
   - the sgemm floor: charlm under bench/gemm_shim.cpp (LD_PRELOAD) logs its sgemm calls, a
-    run of W + N steps and one of W; sgemm_lesson replays each log alone (best of 2 passes);
+    run of 10 + N steps and one of 10; sgemm_lesson replays each log alone (best of 2 passes);
   - PyTorch eager (bench/bench_charlm_pytorch.py step) and the C++ frontend (torch_charlm):
     the same model and step, timed in process over N steps of a fresh model;
   - sampling: charlm --sample W from the recorded run's checkpoint, less --sample 0, per
