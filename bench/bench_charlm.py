@@ -1,11 +1,12 @@
 """charlm's rows of bench/bench_all.py (`--what charlm` runs them alone).
 
 charlm is measured from outside, as a process: bench/ links nothing of apps/. A figure per
-step is (a run of N steps - a run of 0 steps) / N, both with one evaluation at the end, so the
-data loading, the model's construction and the final evaluation cancel; each run is the
-minimum over repeats, and every repeat runs each program once, interleaved.
+step is (a run of 10 + N steps - a run of 10 steps) / N (WARMUP), both with one evaluation
+at the end, so the data loading, the model's construction, the first steps and the final
+evaluation cancel; each run is the minimum over repeats, and every repeat runs each program
+once, interleaved.
   - the sgemm floor: charlm under bench/gemm_shim.cpp (LD_PRELOAD) logs its sgemm calls, a
-    run of N steps and one of 0; sgemm_lesson replays each log alone (best of 2 passes);
+    run of 10 + N steps and one of 10; sgemm_lesson replays each log alone (best of 2 passes);
   - PyTorch eager (bench/bench_charlm_pytorch.py step) and the C++ frontend (torch_charlm):
     the same model and step, timed in process over N steps of a fresh model;
   - sampling: charlm --sample W from the recorded run's checkpoint, less --sample 0, per
@@ -94,16 +95,23 @@ def step_seconds(out):
     return tuple(float(v) * 1e-3 for v in re.search(r"step ([\d.]+) ms \(cpu ([\d.]+)", out).groups())
 
 
+# Steps before the timed ones, on both sides: charlm's first steps touch Storage's blocks for
+# the first time (7,700 page faults, about 13 us each under a hypervisor), and the floor's
+# buffers are filled before its replay starts.
+WARMUP = 10
+
+
 def step_rows(table, build, repeats, steps, with_torch, tmp):
     charlm = [os.path.join(build, "apps", "charlm", "charlm"), "--threads", "1", "--seeds", "0", "--quiet"]
-    logs = {n: os.path.join(tmp, f"charlm{n}.gemm") for n in (steps, 0)}
-    record(build, charlm, steps, logs[steps], save=os.path.join(tmp, "ckpt"))
-    record(build, charlm, 0, logs[0])
+    runs = (WARMUP + steps, WARMUP)
+    logs = {n: os.path.join(tmp, f"charlm{n}.gemm") for n in runs}
+    record(build, charlm, runs[0], logs[runs[0]], save=os.path.join(tmp, "ckpt"))
+    record(build, charlm, runs[1], logs[runs[1]])
     torch_cpp = os.path.join(build, "bench", "torch_charlm")
     best = Best()
     for _ in range(repeats):
-        for n in (steps, 0):
-            p = Process(charlm + ["--steps", str(n), "--eval-every", str(max(n, 1))], threads_env(1))
+        for n in runs:
+            p = Process(charlm + ["--steps", str(n), "--eval-every", str(n)], threads_env(1))
             best.add(("charlm", n), (p.wall, p.cpu))
             best.add(("floor", n), replay(build, logs[n]))
         if with_torch:
@@ -113,7 +121,7 @@ def step_rows(table, build, repeats, steps, with_torch, tmp):
         if os.path.exists(torch_cpp):
             out = Process([torch_cpp, "--threads", "1", "--steps", str(steps)], threads_env(1)).stdout
             best.add("torch_cpp", step_seconds(out))
-    per_step = {key: tuple((best[(key, steps)][i] - best[(key, 0)][i]) / steps for i in (0, 1))
+    per_step = {key: tuple((best[(key, runs[0])][i] - best[(key, runs[1])][i]) / steps for i in (0, 1))
                 for key in ("charlm", "floor")}
     mine = per_step["charlm"]
     add_ratio(table, f"charlm step (defaults, batch 32 words, 1 thread, OpenBLAS {core_type(build)} kernels) / its "

@@ -10,6 +10,7 @@
 #include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
 #include "kernels/tanh.hpp"
+#include "kernels/tanh_value.hpp"
 
 namespace minidl::kernels {
 namespace {
@@ -66,15 +67,12 @@ constexpr float kBeta = float(M_2_SQRTPI * M_SQRT1_2 * 0.5);    // 1 / sqrt(2 pi
 constexpr float kTanhBeta = float(M_SQRT2 * M_2_SQRTPI * 0.5);  // sqrt(2 / pi)
 constexpr float kKappa = 0.044715f;
 
-// t = tanh(sqrt(2 / pi) (x + 0.044715 x^3)) over one chunk, by minidl's tanh kernel (within
-// 1.15 ulp, as SLEEF's, PyTorch's, is within 1; kernels/tanh.hpp): about 8x cheaper than
-// SLEEF's here, where it took a fifth of charlm's step (docs/benchmarks.md).
-void gelu_tanh(float* t, const float* x, int64_t count) {
-  for (int64_t k = 0; k < count; ++k) {
-    const float x_cube = x[k] * x[k] * x[k];
-    t[k] = kTanhBeta * (x[k] + kKappa * x_cube);
-  }
-  tanh_forward(t, t, count);
+// tanh(sqrt(2 / pi) (x + 0.044715 x^3)) by minidl's tanh (within 1.15 ulp, as SLEEF's,
+// PyTorch's, is within 1; kernels/tanh.hpp), inline so that each GELU loop vectorizes as one
+// pass: SLEEF's took a fifth of charlm's step (docs/benchmarks.md).
+inline float gelu_tanh(float x) {
+  const float x_cube = x * x * x;
+  return tanh_value(kTanhBeta * (x + kKappa * x_cube));
 }
 
 Lanes scaled(const float* x, int64_t count, float scale) {
@@ -88,8 +86,7 @@ Lanes scaled(const float* x, int64_t count, float scale) {
 void gelu_forward(float* out, const float* x, int64_t n, bool tanh_approximation) {
   if (tanh_approximation) {
     by_chunks(n, [&](int64_t i, int64_t count) {
-      gelu_tanh(out + i, x + i, count);  // the tanh first, in out's own place
-      for (int64_t k = i; k < i + count; ++k) out[k] = 0.5f * x[k] * (1.0f + out[k]);
+      for (int64_t k = i; k < i + count; ++k) out[k] = 0.5f * x[k] * (1.0f + gelu_tanh(x[k]));
     });
     return;
   }
@@ -103,9 +100,8 @@ void gelu_forward(float* out, const float* x, int64_t n, bool tanh_approximation
 void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool tanh_approximation) {
   if (tanh_approximation) {
     by_chunks(n, [&](int64_t i, int64_t count) {
-      gelu_tanh(dx + i, x + i, count);  // the tanh first, in dx's own place
       for (int64_t k = i; k < i + count; ++k) {
-        const float v = x[k], tk = dx[k];
+        const float v = x[k], tk = gelu_tanh(v);
         const float left_derivative = 0.5f * (1.0f + tk);
         const float right_derivative = 0.5f * v * (1.0f - tk * tk) * kTanhBeta * (1.0f + 3.0f * kKappa * v * v);
         dx[k] = dout[k] * (left_derivative + right_derivative);

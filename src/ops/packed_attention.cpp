@@ -1,5 +1,6 @@
 #include "minidl/ops/packed_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -119,7 +120,8 @@ Tensor attend(const Heads& s, const Tensor& qkv, const Tensor& kv, bool is_causa
     const float* q = qkv.data() + s.query_at(b, h);
     const float* k = kv.data() + s.key_at(b, h);
     float* p = weights.data() + s.weights_at(b, h);
-    std::vector<double> scratch(static_cast<size_t>(L * S));
+    thread_local std::vector<double> scratch;  // grown once, not allocated and zeroed per head
+    scratch.resize(std::max(scratch.size(), static_cast<size_t>(L * S)));
     kernels::gemm_strided(false, true, L, S, D, scale, q, ld, k, ld, 0.0f, p, S);  // scale Q K^T
     softmax_rows(p, L, S, is_causal, scratch.data());
     kernels::gemm_strided(false, false, L, D, S, 1.0f, p, S, k + C, ld, 0.0f, out.data() + s.output_at(b, h), C);
