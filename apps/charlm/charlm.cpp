@@ -122,8 +122,7 @@ int run(Settings s) {
   std::vector<RunResult> results = train_all(s, data);
   if (s.print) std::cout << results_table(s, results) << std::flush;
   bool failed = false;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const RunResult& r = results[i];
+  for (const RunResult& r : results) {
     if (!r.ok()) {
       if (!r.interrupted) std::cerr << "charlm: " << *r.failure << std::endl;
       failed = true;

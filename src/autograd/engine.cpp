@@ -16,45 +16,13 @@
 namespace minidl {
 namespace {
 
-// A pass's lists, kept per thread between passes so that a training loop stops allocating
-// them; a backward nested in another (from a hook) finds them taken and makes its own.
-struct PassLists {
-  std::vector<Node*> order;
-  std::vector<std::pair<Node*, size_t>> stack;
-  // Inputs of finished nodes, dropped only at the end: they keep the nodes in `order` alive.
-  std::vector<std::shared_ptr<TensorImpl>> finished;
-};
-
-thread_local PassLists idle_lists;
-// A pass over a larger graph gives its lists back to the system instead.
-constexpr size_t kMaxKeptNodes = size_t(1) << 16;
-
-// Takes the thread's idle lists for one pass and gives them back, emptied, at its end.
-class BorrowedLists {
- public:
-  BorrowedLists() : lists_(std::exchange(idle_lists, PassLists{})) {}
-  ~BorrowedLists() {
-    lists_.finished.clear();  // may free the graph's nodes
-    lists_.order.clear();
-    lists_.stack.clear();
-    if (lists_.finished.capacity() > kMaxKeptNodes || lists_.order.capacity() > kMaxKeptNodes) return;
-    idle_lists = std::move(lists_);
-  }
-  BorrowedLists(const BorrowedLists&) = delete;
-  BorrowedLists& operator=(const BorrowedLists&) = delete;
-  PassLists& lists() { return lists_; }
-
- private:
-  PassLists lists_;
-};
-
 // Iterative DFS post-order from the root (deep graphs must not overflow the stack);
 // reversed, it puts every consumer before what it consumes.
-void topological_order(Node* root, PassLists& lists) {
+std::vector<Node*> topological_order(Node* root) {
   static std::atomic<uint64_t> passes{0};
   const uint64_t pass = ++passes;  // marks the nodes this pass has seen
-  std::vector<Node*>& order = lists.order;
-  auto& stack = lists.stack;
+  std::vector<Node*> order;
+  std::vector<std::pair<Node*, size_t>> stack;
   root->visited_by = pass;
   stack.emplace_back(root, 0);
   while (!stack.empty()) {
@@ -72,6 +40,7 @@ void topological_order(Node* root, PassLists& lists) {
     }
   }
   std::reverse(order.begin(), order.end());
+  return order;
 }
 
 // True when nothing but this handle sees the tensor's values, so they may be changed in
@@ -155,11 +124,10 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     finish_leaf(*root.impl(), grad_output, false);
     return;
   }
-  BorrowedLists borrowed;  // before clear_pending: its end drops the graph, after clear_pending's
-  PassLists& lists = borrowed.lists();
-  topological_order(root.grad_fn().get(), lists);
-  const std::vector<Node*>& order = lists.order;
-  std::vector<std::shared_ptr<TensorImpl>>& finished = lists.finished;
+  // Inputs of finished nodes, dropped only at the end (after clear_pending's): they keep the
+  // nodes in `order` alive.
+  std::vector<std::shared_ptr<TensorImpl>> finished;
+  const std::vector<Node*> order = topological_order(root.grad_fn().get());
   const std::vector<TensorImpl*> leaves = hooked_leaves(order);
   // A backward that throws leaves no gradients pending on the graph for a later pass.
   struct ClearPending {

@@ -194,117 +194,29 @@ float float_at_or_above(double v) {
   return double(f) < v ? std::nextafter(f, kInf) : f;
 }
 
-// The bin j whose edges hold v (edges[j] <= v < edges[j + 1]), from a guess near it.
-int32_t exact_bin(float v, int32_t j, const std::vector<float>& edges) {
-  while (v < edges[size_t(j)]) --j;
-  while (v >= edges[size_t(j) + 1]) ++j;
-  return j;
-}
-
-// A value's bin guessed in float arithmetic, 16 at a time, with the guesses that float
-// rounding may have put on the wrong side of an edge (a position within `slack` of a whole
-// number) marked kCheck, and the values left out (NaN, inf) sent to the slot `dump`.
-struct BinGuess {
-  static constexpr int32_t kCheck = int32_t(1) << 30;
-  float origin, per_width, top, slack, inner_low, inner_high;
-  Ints16 last;
-  int32_t dump;
-
-  BinGuess(double low, double high, int64_t bins)
-      : origin(float(low)),
-        per_width(float(double(bins) / (high - low))),
-        top(float(bins)),
-        last(Ints16{} + int32_t(bins - 1)),
-        dump(int32_t(bins)) {
-    // The guess's error, in bins: a few roundings of positions up to bins and of the origin.
-    const double eps = std::numeric_limits<float>::epsilon();
-    const double error = 8.0 * eps * (double(bins) + (std::abs(low) + std::abs(high)) * double(per_width));
-    const bool close = error < 0.25;
-    slack = close ? float(error) : 1.0f;  // 1: check every value
-    // Only the edges between bins can be misjudged: a guess within a quarter bin of low or
-    // of high (all the values below low or above high among them) is in the end bin either
-    // way. Exact in float: a close guess has bins < 2^18.
-    inner_low = close ? 0.5f : -1.0f;
-    inner_high = close ? top - 0.5f : top + 1.0f;
-  }
-
-  // The 16 guesses; `marked` gathers the marks.
-  Ints16 operator()(Floats16 v, Ints16& marked) const {
-    Floats16 t = (v - origin) * per_width;
-    t = select16(t > 0.0f, t, Floats16{});  // below low, and NaN: 0
-    t = select16(t < top, t, Floats16{} + top);
-    Ints16 bin = __builtin_convertvector(t, Ints16);
-    const Floats16 fraction = t - __builtin_convertvector(bin, Floats16);
-    const Ints16 above_last = bin > last;
-    bin = select16(above_last, last, bin);  // high itself, and above a fixed range
-    const Ints16 is_finite = abs16(v) <= kMaxFloat;
-    const Ints16 near_edge = (fraction < slack) | (fraction > 1.0f - slack);
-    const Ints16 check = near_edge & (t > inner_low) & (t < inner_high) & is_finite;
-    marked |= check;
-    return select16(check, bin | kCheck, select16(is_finite, bin, Ints16{} + dump));
-  }
-};
-
-// A block's guesses, its values left over (up to 15) guessed from a copy padded with NaN.
-// True when some guess is marked.
-bool guess_block(const float* x, int64_t len, const BinGuess& guess, int32_t* out) {
-  Ints16 marked = {};
-  int64_t i = 0;
-  for (; i + kLanes <= len; i += kLanes) {
-    const Ints16 g = guess(load16(x + i), marked);
-    std::memcpy(out + i, &g, sizeof g);
-  }
-  if (i < len) {
-    float tail[kLanes];
-    std::fill(tail, tail + kLanes, std::numeric_limits<float>::quiet_NaN());
-    std::copy(x + i, x + len, tail);
-    const Ints16 g = guess(load16(tail), marked);
-    std::memcpy(out + i, &g, sizeof(int32_t) * size_t(len - i));
-  }
-  bool any = false;
-  for (int k = 0; k < kLanes; ++k) any = any || marked[k] != 0;
-  return any;
-}
-
 // Counts of the finite values in `bins` equal-width bins over [low, high]; values below
 // low count in the first bin, the top edge and values above in the last. A value's bin is
 // decided against the bins' edges exactly (edge j = low + j * width in double, the edges
 // the bins' names print), so a value on an edge is in the bin above it on every machine:
-// BinGuess's marked guesses are checked against the edges, the others are right as guessed.
+// the bin its position guesses, moved until its edges hold the value.
 std::vector<int64_t> bin_counts(const float* x, int64_t n, double low, double high, int64_t bins, int64_t& counted) {
-  const double width = (high - low) / double(bins);
+  const double width = (high - low) / double(bins), per_width = double(bins) / (high - low);
   std::vector<float> edges(size_t(bins) + 1);  // (bins + 1): edges[j] <= x < edges[j + 1] in bin j
   edges.front() = -kInf;
   for (int64_t j = 1; j < bins; ++j) edges[size_t(j)] = float_at_or_above(low + double(j) * width);
   edges.back() = kInf;
-  const BinGuess guess(low, high, bins);
-  // Eight sets of counts, value i counting in set i % 8 (counts[set * stride + bin]):
-  // neighbouring values often share a bin, and one count would make each increment wait
-  // for the previous one.
-  constexpr int64_t kSets = 8;
-  const size_t stride = size_t(bins) + 1;                  // the last slot for the values left out
-  std::vector<int64_t> counts(size_t(kSets) * stride, 0);  // (8, bins + 1)
-  int64_t* const set = counts.data();
-  int32_t guesses[kBlock];
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const float* b = x + start;
-    const int64_t len = std::min(kBlock, n - start);
-    // The marked guesses settled first (most blocks have none), so the counting has no branch.
-    if (guess_block(b, len, guess, guesses))
-      for (int64_t i = 0; i < len; ++i)
-        if (guesses[i] & BinGuess::kCheck) guesses[i] = exact_bin(b[i], guesses[i] & ~BinGuess::kCheck, edges);
-    int64_t i = 0;
-    for (; i + kSets <= len; i += kSets)
-      for (int64_t k = 0; k < kSets; ++k) set[size_t(k) * stride + size_t(guesses[i + k])] += 1;
-    for (; i < len; ++i) set[size_t(i % kSets) * stride + size_t(guesses[i])] += 1;
-  }
+  std::vector<int64_t> counts(size_t(bins), 0);
   counted = 0;
-  std::vector<int64_t> total(size_t(bins), 0);
-  for (size_t j = 0; j < size_t(bins); ++j) {
-    for (size_t k = 0; k < size_t(kSets); ++k) total[j] += counts[k * stride + j];
-    counted += total[j];
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (!std::isfinite(v)) continue;
+    auto j = size_t(std::clamp((double(v) - low) * per_width, 0.0, double(bins - 1)));
+    while (v < edges[j]) --j;
+    while (v >= edges[j + 1]) ++j;
+    ++counts[j];
+    ++counted;
   }
-  return total;
+  return counts;
 }
 
 Histogram histogram_of(const float* x, int64_t n, const FirstPass& p, const HistogramOptions& options) {
@@ -326,7 +238,8 @@ Histogram histogram_of(const float* x, int64_t n, const FirstPass& p, const Hist
   return h;
 }
 
-// The float guess of a bin is an int32 and exact for whole numbers up to 2^24.
+// The edges are floats, which hold whole numbers exactly up to 2^24: more bins than that
+// could not all be told apart.
 constexpr int64_t kMaxBins = int64_t(1) << 24;
 
 void check_bins(int64_t bins) {

@@ -93,14 +93,7 @@ std::string separator(size_t newlines, size_t indent) {
   return out;
 }
 
-std::string bracketed(const std::string& inner) {
-  std::string out;
-  out.reserve(inner.size() + 2);
-  out += '[';
-  out += inner;
-  out += ']';
-  return out;
-}
+std::string bracketed(const std::string& inner) { return "[" + inner + "]"; }
 
 // One row: as many elements per line as fit in the line width.
 std::string vector_string(const float* data, int64_t extent, size_t indent, bool summarize, const Formatter& f) {

@@ -132,25 +132,8 @@ std::vector<std::string_view> split_words(std::string_view line) {
   return words;
 }
 
-namespace {
-
-// The value of a field of 1 to 9 ASCII digits (exact in a double), else nullopt. The digits
-// file is 115,000 such small integers: this loop skips a general float parse for each.
-std::optional<double> parse_small_integer(std::string_view field) {
-  if (field.empty() || field.size() > 9) return std::nullopt;
-  int64_t value = 0;
-  for (char c : field) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-  }
-  return double(value);
-}
-
-}  // namespace
-
 std::optional<double> parse_number(std::string_view field) {
   if (!field.empty() && field.front() == '+') field.remove_prefix(1);
-  if (std::optional<double> small = parse_small_integer(field)) return small;
   double value = 0.0;
   auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (field.empty() || error != std::errc() || end != field.data() + field.size() || !std::isfinite(value))

@@ -56,16 +56,20 @@ std::unique_ptr<diagnostics::StatsRecorder> lesson_recorder(nn::Module& model) {
   return recorder;
 }
 
+std::string stats_rows(const std::string& run, uint64_t seed, const diagnostics::StatsLog& stats) {
+  std::string csv;
+  char value[40];
+  for (const diagnostics::StatsRow& row : stats.rows) {
+    std::snprintf(value, sizeof value, "%.9g\n", row.value);
+    csv += cat(run, ",", seed, ",", row.step, ",", row.layer, ",", row.quantity, ",", diagnostics::statistic_name(row),
+               ",", value);
+  }
+  return csv;
+}
+
 std::string stats_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,step,layer,quantity,statistic,value\n";
-  char value[40];
-  for (const RunResult& result : results) {
-    const std::string run = cat(short_name(result.norm), ",", result.seed, ",");
-    for (const diagnostics::StatsRow& row : result.stats.rows) {
-      std::snprintf(value, sizeof value, "%.9g\n", row.value);
-      csv += cat(run, row.step, ",", row.layer, ",", row.quantity, ",", diagnostics::statistic_name(row), ",", value);
-    }
-  }
+  for (const RunResult& result : results) csv += stats_rows(short_name(result.norm), result.seed, result.stats);
   return csv;
 }
 

@@ -37,5 +37,7 @@ inline int64_t default_stats_every(int64_t steps) { return steps >= 60 ? steps /
 /// Every snapshot of every run as CSV: header "run,seed,step,layer,quantity,statistic,value",
 /// values with 9 significant digits.
 std::string stats_csv(const std::vector<RunResult>& results);
+/// One run's snapshots as rows of that CSV (charlm's too), the run named `run`.
+std::string stats_rows(const std::string& run, uint64_t seed, const diagnostics::StatsLog& stats);
 
 }  // namespace minidl::lesson

@@ -1,7 +1,6 @@
 #include "training/charlm_stats.hpp"
 
-#include <cstdio>
-
+#include "runs/run_stats.hpp"
 #include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
@@ -34,14 +33,7 @@ std::unique_ptr<diagnostics::StatsRecorder> model_recorder(CharTransformer& mode
 
 std::string stats_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,step,layer,quantity,statistic,value\n";
-  char value[40];
-  for (const RunResult& r : results) {
-    const std::string run = cat(run_name(r.norm, r.position), ",", r.seed, ",");
-    for (const diagnostics::StatsRow& row : r.stats.rows) {
-      std::snprintf(value, sizeof value, "%.9g\n", row.value);
-      csv += cat(run, row.step, ",", row.layer, ",", row.quantity, ",", diagnostics::statistic_name(row), ",", value);
-    }
-  }
+  for (const RunResult& r : results) csv += lesson::stats_rows(run_name(r.norm, r.position), r.seed, r.stats);
   return csv;
 }
 

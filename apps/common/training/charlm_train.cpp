@@ -101,8 +101,7 @@ bool stop_asked(const RunOptions& o) {
 
 float mean_of_last(const std::vector<float>& curve, int64_t count) {
   const auto n = std::min<int64_t>(count, int64_t(curve.size()));
-  double sum = 0.0;
-  for (int64_t i = int64_t(curve.size()) - n; i < int64_t(curve.size()); ++i) sum += curve[size_t(i)];
+  const double sum = std::accumulate(curve.end() - n, curve.end(), 0.0);
   return n > 0 ? float(sum / double(n)) : std::numeric_limits<float>::quiet_NaN();
 }
 

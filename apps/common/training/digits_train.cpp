@@ -51,8 +51,7 @@ std::optional<std::string> non_finite_end(const nn::Module& model, const RunResu
   std::string first;
   for (const auto& entry : model.state_dict()) {
     const float* v = entry.value.data();
-    bool finite = true;
-    for (int64_t i = 0; i < entry.value.numel() && finite; ++i) finite = std::isfinite(v[i]);
+    const bool finite = std::all_of(v, v + entry.value.numel(), [](float x) { return std::isfinite(x); });
     if (!finite && tensors++ == 0) first = entry.name;
   }
   if (tensors > 0)

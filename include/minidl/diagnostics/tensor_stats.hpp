@@ -33,7 +33,7 @@ struct TensorStats {
   Histogram histogram;
 };
 
-/// Two passes over the values and one for the histogram, vectorized: sums in float lanes of
+/// Two vectorized passes over the values and one for the histogram: sums in float lanes of
 /// at most 16 values each, added into double per block of 256, so the mean is within 16
 /// float epsilons of mean |x| and the std within 16 of itself (the squared deviations are
 /// taken about the mean, on values scaled by a power of two: no overflow or underflow).
