@@ -216,9 +216,9 @@ class WarmupRescue : public Experiment {
                   "right\nplot ",
                   curves, "\n");
     script += cat("set title 'final validation loss per seed'\nset xlabel ''\nset xtics (", xtics(labels),
-                  ")\nset xrange [-0.5:2.5]\nset yrange [*<2.6:3.0<*]\nunset key\nset arrow from -0.5,", kStuckAbove, " to 2.5,", kStuckAbove,
-                  " nohead dt 2 lc rgb '#d95f02'\nset arrow from -0.5,", kTrainsBelow, " to 2.5,", kTrainsBelow,
-                  " nohead dt 2 lc rgb '#1b9e77'\nplot ", finals, "\n");
+                  ")\nset xrange [-0.5:2.5]\nset yrange [*<2.6:3.0<*]\nunset key\nset arrow from -0.5,", kStuckAbove,
+                  " to 2.5,", kStuckAbove, " nohead dt 2 lc rgb '#d95f02'\nset arrow from -0.5,", kTrainsBelow,
+                  " to 2.5,", kTrainsBelow, " nohead dt 2 lc rgb '#1b9e77'\nplot ", finals, "\n");
     return script + "unset multiplot\n";
   }
 };
