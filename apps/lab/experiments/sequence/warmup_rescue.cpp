@@ -112,7 +112,10 @@ class WarmupRescue : public Experiment {
             "): the seeds on the claim's side, the classes, and the final validation loss (nats), mean [min, max] "
             "over seeds (a diverged run counting ln 27):\n\n",
             markdown_table({"arm", "on the claim's side", "stuck", "undecided", "trains", "validation loss"}, per_arm),
-            "\nPer run:\n\n", markdown_table({"arm", "seed", "final validation loss", "class"}, per_seed));
+            "\nPer run:\n\n", markdown_table({"arm", "seed", "final validation loss", "class"}, per_seed),
+            "\n**Second look**: runs that end between the two lines leave an arm undecided; \"Warmup against no "
+            "warmup, post-LN and pre-LN, by paired differences\" (warmup_gap) runs the same regime on fresh seeds and "
+            "judges the paired differences over seeds against the lab's margins.\n");
     return {table, {draw(s.out_dir, "warmup_rescue.png", picture(records, s))}};
   }
 
