@@ -1,7 +1,6 @@
 // The papers: Xiong et al.'s warmup claim in warmup_rescue's regime, on fresh seeds, judged by
 // paired differences over seeds against margins.
 #include "experiments/experiments.hpp"
-#include "probes.hpp"
 #include "tools.hpp"
 #include "warmup_runs.hpp"
 
@@ -30,9 +29,8 @@ class WarmupGap : public Experiment {
                     "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture, Sec. 3.1 and Fig. 2; "
                     "Sec. 3.3 and 4"}) {}
   std::string setup(const Settings& s) const override {
-    return cat(setup_text(s), ". warmup_rescue's regime exactly; each seed s runs as seed s + ", kSeedOffset,
-               ", fresh seeds, since this rule was written after warmup_rescue's numbers on seeds 0-4",
-               quick_note(s, cat("width 32, 2 layers, ", steps(s), " steps and one seed")));
+    return setup_text(s, cat("warmup_rescue's regime exactly, on fresh seeds: each seed s runs as seed s + ",
+                             kSeedOffset, ", since this rule was written after warmup_rescue's numbers on seeds 0-4"));
   }
   std::string rule() const override {
     return cat(

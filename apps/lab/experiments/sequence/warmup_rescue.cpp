@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "experiments/experiments.hpp"
-#include "probes.hpp"
 #include "tools.hpp"
 #include "warmup_runs.hpp"
 
@@ -53,10 +52,9 @@ class WarmupRescue : public Experiment {
                     "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture, Sec. 3.1 and Fig. 2, "
                     "Sec. 3.3; Layer Normalization note, \"Where it goes in a block\""}) {}
   std::string setup(const Settings& s) const override {
-    return cat(setup_text(s),
-               ". The cell of warmup_depth's map where post-LN without a warmup was "
-               "stuck for some seeds only, trained three times as long",
-               quick_note(s, cat("width 32, 2 layers, ", steps(s), " steps and one seed")));
+    return setup_text(s,
+                      "The cell of warmup_depth's map where post-LN without a warmup was stuck for some seeds only, "
+                      "trained three times as long");
   }
   std::string rule() const override {
     return cat(

@@ -17,11 +17,13 @@ const Arm kArms[3] = {{"post_no_warmup", Position::Post, false},
                       {"pre_no_warmup", Position::Pre, false}};
 const char* const kColours[3] = {"#d95f02", "#1b9e77", "#7570b3"};
 
+namespace {
 int64_t steps(const Settings& s) { return s.quick ? 6 : 300; }
 int64_t warmup_steps(const Settings& s) { return s.quick ? 3 : 50; }
 int64_t width(const Settings& s) { return s.quick ? 32 : 128; }
 int64_t layers(const Settings& s) { return s.quick ? 2 : 8; }
 int64_t window(const Settings& s) { return s.quick ? 2 : 10; }  // steps per point of the curves
+}  // namespace
 
 std::string arm_name(const Arm& a, const Settings& s) {
   return cat(charlm::short_name(a.position), "-LN, ", a.warm ? cat(warmup_steps(s), "-step warmup") : "no warmup");
@@ -31,7 +33,7 @@ std::vector<Record> runs_of(const std::vector<Record>& records, const Arm& a) {
 }
 double final_loss(const Record& r) { return std::isnan(r.num("val_loss")) ? kUniformLoss : r.num("val_loss"); }
 
-std::string setup_text(const Settings& s) {
+std::string setup_text(const Settings& s, const std::string& more) {
   return cat("charlm (apps/charlm) on the word list, width ", width(s), ", ", layers(s),
              " layers, 4 heads, makemore's initialization; AdamW (lr ", plain(kLr),
              ", weight decay 0.01, betas 0.9, 0.99) for ", steps(s),
@@ -39,7 +41,8 @@ std::string setup_text(const Settings& s) {
              "warmup from 1% of the lr over the first ",
              warmup_steps(s),
              " steps, pre-LN (LayerNorm before each sublayer, with a final norm) without one; the validation loss in "
-             "eval mode at the end of each run");
+             "eval mode at the end of each run. ",
+             more, quick_note(s, cat("width 32, 2 layers, ", steps(s), " steps and one seed")));
 }
 std::string conditions(const Settings& s) {
   return cat("charlm width ", width(s), ", ", layers(s), " layers, lr ", plain(kLr), ", ", steps(s), " steps");

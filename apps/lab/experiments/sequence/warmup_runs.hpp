@@ -23,19 +23,14 @@ extern const char* const kColours[3];  // one per arm in the pictures
 constexpr double kLr = 3e-3;
 const double kUniformLoss = std::log(27.0);  // ln 27, guessing: a run that diverged or did not finish
 
-int64_t steps(const Settings& s);
-int64_t warmup_steps(const Settings& s);
-int64_t width(const Settings& s);
-int64_t layers(const Settings& s);
-
 /// "post-LN, 50-step warmup".
 std::string arm_name(const Arm& a, const Settings& s);
 /// The records of that arm.
 std::vector<Record> runs_of(const std::vector<Record>& records, const Arm& a);
 /// A run's final validation loss, ln 27 when it did not finish.
 double final_loss(const Record& r);
-/// The set-up's text, up to the validation loss at each run's end.
-std::string setup_text(const Settings& s);
+/// The set-up's text: the runs, then `more` and what --quick cuts.
+std::string setup_text(const Settings& s, const std::string& more);
 /// "charlm width 128, 8 layers, lr 0.003, 300 steps".
 std::string conditions(const Settings& s);
 /// A job per arm and seed, each seed run as seed + offset; each record carries its curve.
