@@ -49,9 +49,8 @@ std::shared_ptr<const Experiment> santurkar_smoothness_experiment();
 std::shared_ptr<const Experiment> dyt_deep_net_experiment();  // experiments/dyt_deep_net.cpp
 std::shared_ptr<const Experiment> dyt_charlm_experiment();    // experiments/sequence/dyt_charlm.cpp (charlm)
 std::shared_ptr<const Experiment> scaled_lr_batch_experiment();
-std::shared_ptr<const Experiment> micro_batch_experiment();    // experiments/sequence/micro_batch.cpp (charlm)
-std::shared_ptr<const Experiment> warmup_rescue_experiment();  // experiments/sequence/warmup_rescue.cpp (charlm)
-std::shared_ptr<const Experiment> warmup_gap_experiment();     // experiments/sequence/warmup_gap.cpp (charlm)
+std::shared_ptr<const Experiment> micro_batch_experiment();  // experiments/sequence/micro_batch.cpp (charlm)
+std::shared_ptr<const Experiment> warmup_gap_experiment();   // experiments/sequence/warmup_gap.cpp (charlm)
 
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)

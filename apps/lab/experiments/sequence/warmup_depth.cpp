@@ -162,8 +162,8 @@ class WarmupDepth : public Experiment {
             markdown_table(header, rows) +
             "\n**Second look**: at width 128, 8 layers and lr 3e-3, post-LN without a warmup is stuck for some seeds "
             "only, and the warmup rescues it: 100 steps and three seeds cannot tell a slow start from a stuck run. "
-            "\"A warmup rescues post-LN at width 128 and lr 3e-3\" (warmup_rescue) trains that cell for 300 steps "
-            "over every seed and judges each run on its own.\n",
+            "\"Warmup against no warmup, post-LN and pre-LN, by paired differences\" (warmup_gap) trains that cell "
+            "for 300 steps over five seeds and judges the warmup's effect by paired differences.\n",
         {draw(s.out_dir, "warmup_depth.png", picture(records, s))}};
   }
 

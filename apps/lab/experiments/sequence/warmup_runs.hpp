@@ -1,5 +1,5 @@
 #pragma once
-// What warmup_rescue and warmup_gap share: charlm in the cell of warmup_depth's map where
+// warmup_gap's runs: charlm in the cell of warmup_depth's map where
 // post-LN without a warmup fails (width 128, 8 layers, AdamW lr 3e-3), trained in three arms.
 #include <cmath>
 #include <cstdint>
