@@ -20,7 +20,7 @@ const std::vector<Chapter>& chapters() {
         batch_one_experiment(), rms_vs_layer_experiment(), charlm_sync_experiment()}},
       {"The papers behind the lesson",
        {ioffe_fig1_experiment(), santurkar_smoothness_experiment(), dyt_deep_net_experiment(), dyt_charlm_experiment(),
-        scaled_lr_batch_experiment(), micro_batch_experiment()}},
+        scaled_lr_batch_experiment(), micro_batch_experiment(), warmup_gap_experiment()}},
   };
   return list;
 }

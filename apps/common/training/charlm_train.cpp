@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "training/charlm_stats.hpp"
+#include "training/lr_trace.hpp"
 
 namespace minidl::charlm {
 
@@ -112,6 +113,15 @@ std::string failed_at(const RunOptions& o, int64_t step, const std::string& what
 }  // namespace
 
 std::string run_name(NormKind norm, Position position) { return short_name(norm) + "-" + short_name(position); }
+
+apps::RunLog run_log(const RunOptions& o, const RunResult& r, int64_t train_words) {
+  apps::RunLog log{.name = run_name(r.norm, r.position), .seed = r.seed};
+  const std::vector<double> lrs =
+      lesson::lr_trace(o.trainer, o.lr, o.steps, steps_per_epoch(train_words, o.batch_size), int64_t(r.curve.size()));
+  for (size_t i = 0; i < r.curve.size(); ++i) log.steps.push_back({int64_t(i) + 1, r.curve[i], lrs[i]});
+  for (const ValPoint& v : r.val_curve) log.evals.push_back({v.step, v.loss, std::nullopt});
+  return log;
+}
 
 float evaluate(CharTransformer& model, const std::vector<std::string>& words, const std::vector<int64_t>& indices,
                apps::DataParallel* parallel) {

@@ -16,6 +16,7 @@
 #include "data/words.hpp"
 #include "minidl/diagnostics/stats_recorder.hpp"
 #include "models/charlm_model.hpp"
+#include "run_log.hpp"
 #include "runs/data_parallel.hpp"
 #include "training/trainer_setup.hpp"
 
@@ -63,6 +64,8 @@ struct RunResult {
 
 /// "layer-pre": a run's name in tables, files and curves.
 std::string run_name(NormKind norm, Position position);
+/// The run's curves under its run_name: every step's loss and lr, each evaluation.
+apps::RunLog run_log(const RunOptions& options, const RunResult& result, int64_t train_words);
 
 /// Optimizer steps per epoch: whole batches of the training split (the short last dropped).
 inline int64_t steps_per_epoch(int64_t train_words, int64_t batch_size) { return train_words / batch_size; }

@@ -50,6 +50,7 @@ std::shared_ptr<const Experiment> dyt_deep_net_experiment();  // experiments/dyt
 std::shared_ptr<const Experiment> dyt_charlm_experiment();    // experiments/sequence/dyt_charlm.cpp (charlm)
 std::shared_ptr<const Experiment> scaled_lr_batch_experiment();
 std::shared_ptr<const Experiment> micro_batch_experiment();  // experiments/sequence/micro_batch.cpp (charlm)
+std::shared_ptr<const Experiment> warmup_gap_experiment();   // experiments/sequence/warmup_gap.cpp (charlm)
 
 // ---- 7. batch mates ----
 /// One example's output (the lesson's network, freshly built from seed, in training mode)

@@ -159,7 +159,11 @@ class WarmupDepth : public Experiment {
     return {
         "Validation loss (nats), mean [min, max] over seeds (a diverged run counting ln 27), and the cell's "
         "outcome:\n\n" +
-            markdown_table(header, rows),
+            markdown_table(header, rows) +
+            "\n**Second look**: at width 128, 8 layers and lr 3e-3, post-LN without a warmup is stuck for some seeds "
+            "only, and the warmup rescues it: 100 steps and three seeds cannot tell a slow start from a stuck run. "
+            "\"Warmup against no warmup, post-LN and pre-LN, by paired differences\" (warmup_gap) trains that cell "
+            "for 300 steps over five seeds and judges the warmup's effect by paired differences.\n",
         {draw(s.out_dir, "warmup_depth.png", picture(records, s))}};
   }
 

@@ -1,0 +1,113 @@
+#include "warmup_runs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "charlm_runs.hpp"
+#include "probes.hpp"
+#include "tools.hpp"
+
+namespace minidl::lab::warmup {
+
+using charlm::Position;
+
+const Arm kArms[3] = {{"post_no_warmup", Position::Post, false},
+                      {"post_warmup", Position::Post, true},
+                      {"pre_no_warmup", Position::Pre, false}};
+const char* const kColours[3] = {"#d95f02", "#1b9e77", "#7570b3"};
+
+namespace {
+int64_t steps(const Settings& s) { return s.quick ? 6 : 300; }
+int64_t warmup_steps(const Settings& s) { return s.quick ? 3 : 50; }
+int64_t width(const Settings& s) { return s.quick ? 32 : 128; }
+int64_t layers(const Settings& s) { return s.quick ? 2 : 8; }
+int64_t window(const Settings& s) { return s.quick ? 2 : 10; }  // steps per point of the curves
+}  // namespace
+
+std::string arm_name(const Arm& a, const Settings& s) {
+  return cat(charlm::short_name(a.position), "-LN, ", a.warm ? cat(warmup_steps(s), "-step warmup") : "no warmup");
+}
+std::vector<Record> runs_of(const std::vector<Record>& records, const Arm& a) {
+  return where(records, {{"arm", a.id}});
+}
+double final_loss(const Record& r) { return std::isnan(r.num("val_loss")) ? kUniformLoss : r.num("val_loss"); }
+
+std::string setup_text(const Settings& s, const std::string& more) {
+  return cat("charlm (apps/charlm) on the word list, width ", width(s), ", ", layers(s),
+             " layers, 4 heads, makemore's initialization; AdamW (lr ", plain(kLr),
+             ", weight decay 0.01, betas 0.9, 0.99) for ", steps(s),
+             " steps of 32 words: post-LN (LayerNorm after each residual sum) without a warmup and with a linear "
+             "warmup from 1% of the lr over the first ",
+             warmup_steps(s),
+             " steps, pre-LN (LayerNorm before each sublayer, with a final norm) without one; the validation loss in "
+             "eval mode at the end of each run. ",
+             more, quick_note(s, cat("width 32, 2 layers, ", steps(s), " steps and one seed")));
+}
+std::string conditions(const Settings& s) {
+  return cat("charlm width ", width(s), ", ", layers(s), " layers, lr ", plain(kLr), ", ", steps(s), " steps");
+}
+
+namespace {
+/// One run's record with its training curve, under the arm's name, for the picture and the page.
+Job arm_job(const Context& c, const charlm::RunOptions& o, const Arm& a) {
+  const Record keys = Record().set("arm", a.id).set("warmup", double(o.trainer.warmup));
+  return {charlm_job(c, o).cost, [&c, o, keys, a] {
+            std::optional<apps::RunLog> log;
+            Record r = charlm_record(c, o, keys, [&](charlm::RunResult& run) {
+              log = charlm::run_log(o, run, int64_t(c.words.train.size()));
+              log->name = a.id;
+            });
+            r.curves = log;
+            return std::vector<Record>{r};
+          }};
+}
+}  // namespace
+
+std::vector<Job> jobs(const Context& c, uint64_t seed_offset) {
+  std::vector<Job> jobs;
+  for (const Arm& arm : kArms)
+    for (uint64_t seed : c.settings.seeds) {
+      charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
+      o.model.width = width(c.settings);
+      o.model.layers = layers(c.settings);
+      o.model.position = arm.position;
+      o.lr = kLr;
+      o.trainer.warmup = arm.warm ? warmup_steps(c.settings) : 0;
+      o.seed = seed + seed_offset;
+      jobs.push_back(arm_job(c, o, arm));
+    }
+  return jobs;
+}
+
+std::string loss_curves_panel(const std::vector<Record>& records, const Settings& s) {
+  std::string script, curves;
+  for (size_t i = 0; i < std::size(kArms); ++i) {
+    std::vector<std::vector<double>> band;
+    const auto mine = runs_of(records, kArms[i]);
+    for (int64_t from = 0; from < steps(s); from += window(s)) {
+      std::vector<double> means;  // per run that got this far: its mean loss over the window
+      for (const Record& r : mine) {
+        if (!r.curves || int64_t(r.curves->steps.size()) < from + window(s)) continue;
+        double sum = 0.0;
+        for (int64_t k = from; k < from + window(s); ++k) sum += r.curves->steps[size_t(k)].loss;
+        means.push_back(sum / double(window(s)));
+      }
+      if (means.empty()) break;
+      const auto [low, high] = std::minmax_element(means.begin(), means.end());
+      double mean = 0.0;
+      for (double m : means) mean += m / double(means.size());
+      band.push_back({double(from + window(s)), mean, *low, *high});
+    }
+    script += datablock(cat("c", i), band.empty() ? std::vector<std::vector<double>>{{0, 0, 0, 0}} : band);
+    const std::string style = cat(" lc rgb '", kColours[i], "'");
+    curves += cat(i ? ", " : "", "$c", i, " using 1:3:4 with filledcurves fs transparent solid 0.2 noborder", style,
+                  " notitle, $c", i, " using 1:2 with lines lw 2", style, " title '", arm_name(kArms[i], s), "'");
+  }
+  return script + cat("set title 'training loss (means of ", window(s),
+                      " steps; mean over seeds, band min to max)'\nset xlabel 'step'\nset ylabel 'nats'\nset key top "
+                      "right\nplot ",
+                      curves, "\n");
+}
+
+}  // namespace minidl::lab::warmup
