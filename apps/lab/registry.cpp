@@ -16,7 +16,7 @@ const std::vector<Chapter>& chapters() {
         rms_offset_experiment(), group_norm_experiment(), careful_init_experiment(), cnn_batch_size_experiment(),
         pre_post_norm_experiment(), adam_norm_experiment(), nothing_to_sync_experiment()}},
       {"Sequences: why transformers use LayerNorm (charlm on the word list)",
-       {warmup_depth_experiment(), init_gradients_experiment(), padding_stats_experiment(), leak_experiment(),
+       {warmup_map_experiment(), init_gradients_experiment(), padding_stats_experiment(), leak_experiment(),
         batch_one_experiment(), rms_vs_layer_experiment(), charlm_sync_experiment()}},
       {"The papers behind the lesson",
        {ioffe_fig1_experiment(), santurkar_smoothness_experiment(), dyt_deep_net_experiment(), dyt_charlm_experiment(),

@@ -34,7 +34,7 @@ std::shared_ptr<const Experiment> adam_norm_experiment();
 std::shared_ptr<const Experiment> nothing_to_sync_experiment();
 
 // ---- the sequence chapter (experiments/sequence/), in report order ----
-std::shared_ptr<const Experiment> warmup_depth_experiment();
+std::shared_ptr<const Experiment> warmup_map_experiment();
 std::shared_ptr<const Experiment> init_gradients_experiment();
 std::shared_ptr<const Experiment> padding_stats_experiment();
 std::shared_ptr<const Experiment> leak_experiment();

@@ -167,7 +167,7 @@ class PrePostNorm : public Experiment {
         "reason, post-LN's large gradients near the output at initialization, is stated for transformers "
         "of the original width with Adam and a warmup of thousands of steps, not for width-32 residual MLPs "
         "trained 5 epochs. Where those conditions come closer, in charlm, \"Warmup, width and depth: where "
-        "post-LN needs a warmup\" (warmup_depth) maps the claim over width, depth and lr.\n";
+        "post-LN needs a warmup\" (warmup_map) maps the claim over width, depth and lr.\n";
     return {table, {draw(s.out_dir, "pre_post_norm.png", picture(records, s))}};
   }
 

@@ -1,6 +1,7 @@
-// The papers: Xiong et al.'s warmup claim in the cell of warmup_depth's map where post-LN fails,
-// on fresh seeds, judged by paired differences over seeds against margins.
+// The papers: Xiong et al.'s warmup claim in the cell of warmup_map where post-LN fails, over
+// five fresh seeds, judged by paired differences over seeds against margins.
 #include "experiments/experiments.hpp"
+#include "probes.hpp"
 #include "tools.hpp"
 #include "warmup_runs.hpp"
 
@@ -14,9 +15,12 @@ constexpr uint64_t kSeedOffset = 5;     // seeds 0-4 were seen before this rule 
 constexpr double kWarmupMatters = 0.2;  // nats: a quarter of the way from trained (~2.2) to the letters' 2.94
 constexpr double kNoWorse = 0.05;       // nats
 
-/// Per seed, L(arm) - L(post-LN with the warmup), a run that did not finish counting ln 27.
+Cell cell(const Settings& s) { return s.quick ? Cell{32, 2, 3e-3} : Cell{128, 8, 3e-3}; }
+std::string conditions(const Settings& s) { return cat("charlm ", cell_name(cell(s)), ", ", steps(s), " steps"); }
+
+/// Per seed, L(arm) - L(post-LN with the warmup).
 std::vector<double> against_warm(const std::vector<Record>& records, const Arm& a) {
-  return paired_differences(runs_of(records, a), runs_of(records, kArms[1]), "val_loss", kUniformLoss);
+  return warmup::against_warm(runs_of(records, a), runs_of(records, kArms[1]));
 }
 
 class WarmupGap : public Experiment {
@@ -29,10 +33,11 @@ class WarmupGap : public Experiment {
                     "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture, Sec. 3.1 and Fig. 2; "
                     "Sec. 3.3 and 4"}) {}
   std::string setup(const Settings& s) const override {
-    return setup_text(s, cat("On fresh seeds: each seed s runs as seed s + ", kSeedOffset,
-                             ", since this rule was written after a first run of this cell on seeds 0-4, judged run by "
-                             "run against a stuck line: its runs sat on the line and its verdict changed with the BLAS "
-                             "kernel"));
+    return cat("charlm (apps/charlm) on the word list, ", cell_name(cell(s)), ", ", training_text(s),
+               ". On fresh seeds: each seed s runs as seed s + ", kSeedOffset,
+               ", since this rule was written after a first run of this cell on seeds 0-4, judged run by run against "
+               "a stuck line: its runs sat on the line and its verdict changed with the BLAS kernel",
+               quick_note(s, cat("width 32, 2 layers, ", steps(s), " steps and one seed")));
   }
   std::string rule() const override {
     return cat(
@@ -47,7 +52,14 @@ class WarmupGap : public Experiment {
         "inconclusive: a part's mean sits within its margin (named).",
         margin_rule(cat(kLossFloor, " nats")));
   }
-  std::vector<Job> plan(const Context& c) const override { return jobs(c, kSeedOffset); }
+  std::vector<uint64_t> seeds_used(const Settings& s) const override {
+    std::vector<uint64_t> seeds;
+    for (uint64_t seed : s.seeds) seeds.push_back(seed + kSeedOffset);
+    return seeds;
+  }
+  std::vector<Job> plan(const Context& c) const override {
+    return jobs(c, cell(c.settings), seeds_used(c.settings), true);
+  }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const Comparison a = compare_to_threshold(against_warm(records, kArms[0]), kWarmupMatters, kLossFloor);
     const Comparison b = compare_to_threshold(against_warm(records, kArms[2]), kNoWorse, kLossFloor);

@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "charlm_runs.hpp"
-#include "probes.hpp"
 #include "tools.hpp"
 
 namespace minidl::lab::warmup {
@@ -18,43 +17,20 @@ const Arm kArms[3] = {{"post_no_warmup", Position::Post, false},
 const char* const kColours[3] = {"#d95f02", "#1b9e77", "#7570b3"};
 
 namespace {
-int64_t steps(const Settings& s) { return s.quick ? 6 : 300; }
-int64_t warmup_steps(const Settings& s) { return s.quick ? 3 : 50; }
-int64_t width(const Settings& s) { return s.quick ? 32 : 128; }
-int64_t layers(const Settings& s) { return s.quick ? 2 : 8; }
 int64_t window(const Settings& s) { return s.quick ? 2 : 10; }  // steps per point of the curves
-}  // namespace
 
-std::string arm_name(const Arm& a, const Settings& s) {
-  return cat(charlm::short_name(a.position), "-LN, ", a.warm ? cat(warmup_steps(s), "-step warmup") : "no warmup");
-}
-std::vector<Record> runs_of(const std::vector<Record>& records, const Arm& a) {
-  return where(records, {{"arm", a.id}});
-}
-double final_loss(const Record& r) { return std::isnan(r.num("val_loss")) ? kUniformLoss : r.num("val_loss"); }
-
-std::string setup_text(const Settings& s, const std::string& more) {
-  return cat("charlm (apps/charlm) on the word list, width ", width(s), ", ", layers(s),
-             " layers, 4 heads, makemore's initialization; AdamW (lr ", plain(kLr),
-             ", weight decay 0.01, betas 0.9, 0.99) for ", steps(s),
-             " steps of 32 words: post-LN (LayerNorm after each residual sum) without a warmup and with a linear "
-             "warmup from 1% of the lr over the first ",
-             warmup_steps(s),
-             " steps, pre-LN (LayerNorm before each sublayer, with a final norm) without one; the validation loss in "
-             "eval mode at the end of each run. ",
-             more, quick_note(s, cat("width 32, 2 layers, ", steps(s), " steps and one seed")));
-}
-std::string conditions(const Settings& s) {
-  return cat("charlm width ", width(s), ", ", layers(s), " layers, lr ", plain(kLr), ", ", steps(s), " steps");
-}
-
-namespace {
-/// One run's record with its training curve, under the arm's name, for the picture and the page.
-Job arm_job(const Context& c, const charlm::RunOptions& o, const Arm& a) {
-  const Record keys = Record().set("arm", a.id).set("warmup", double(o.trainer.warmup));
-  return {charlm_job(c, o).cost, [&c, o, keys, a] {
+/// One run's record with the cell's keys, and its training curve under the arm's name when `curves`.
+Job arm_job(const Context& c, const charlm::RunOptions& o, const Arm& a, bool curves) {
+  const Record keys = Record()
+                          .set("arm", a.id)
+                          .set("width", double(o.model.width))
+                          .set("layers", double(o.model.layers))
+                          .set("lr", o.lr)
+                          .set("warmup", double(o.trainer.warmup));
+  return {charlm_job(c, o).cost, [&c, o, keys, a, curves] {
             std::optional<apps::RunLog> log;
             Record r = charlm_record(c, o, keys, [&](charlm::RunResult& run) {
+              if (!curves) return;
               log = charlm::run_log(o, run, int64_t(c.words.train.size()));
               log->name = a.id;
             });
@@ -64,18 +40,48 @@ Job arm_job(const Context& c, const charlm::RunOptions& o, const Arm& a) {
 }
 }  // namespace
 
-std::vector<Job> jobs(const Context& c, uint64_t seed_offset) {
+int64_t steps(const Settings& s) { return s.quick ? 6 : 300; }
+int64_t warmup_steps(const Settings& s) { return s.quick ? 3 : 50; }
+
+std::string arm_name(const Arm& a, const Settings& s) {
+  return cat(charlm::short_name(a.position), "-LN, ", a.warm ? cat(warmup_steps(s), "-step warmup") : "no warmup");
+}
+std::string cell_name(const Cell& c) { return cat("width ", c.width, ", ", c.layers, " layers, lr ", plain(c.lr)); }
+std::vector<Record> runs_of(const std::vector<Record>& records, const Arm& a) {
+  return where(records, {{"arm", a.id}});
+}
+std::vector<Record> runs_of(const std::vector<Record>& records, const Cell& c, const Arm& a) {
+  return where_num(where_num(where_num(runs_of(records, a), "width", double(c.width)), "layers", double(c.layers)),
+                   "lr", c.lr);
+}
+double final_loss(const Record& r) { return std::isnan(r.num("val_loss")) ? kUniformLoss : r.num("val_loss"); }
+std::vector<double> against_warm(const std::vector<Record>& arm_runs, const std::vector<Record>& warm_runs) {
+  return paired_differences(arm_runs, warm_runs, "val_loss", kUniformLoss);
+}
+
+std::string training_text(const Settings& s) {
+  return cat("4 heads, makemore's initialization; AdamW (weight decay 0.01, betas 0.9, 0.99) for ", steps(s),
+             " steps of 32 words: post-LN (LayerNorm after each residual sum) without a warmup and with a linear "
+             "warmup from 1% of the lr over the first ",
+             warmup_steps(s),
+             " steps, pre-LN (LayerNorm before each sublayer, with a final norm) without one; the validation loss in "
+             "eval mode at the end of each run (a run whose loss turned NaN or infinite diverged and counts as "
+             "guessing, ln 27 = ",
+             fixed(kUniformLoss), " nats)");
+}
+
+std::vector<Job> jobs(const Context& c, const Cell& cell, const std::vector<uint64_t>& seeds, bool curves) {
   std::vector<Job> jobs;
   for (const Arm& arm : kArms)
-    for (uint64_t seed : c.settings.seeds) {
+    for (uint64_t seed : seeds) {
       charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-      o.model.width = width(c.settings);
-      o.model.layers = layers(c.settings);
+      o.model.width = cell.width;
+      o.model.layers = cell.layers;
       o.model.position = arm.position;
-      o.lr = kLr;
+      o.lr = cell.lr;
       o.trainer.warmup = arm.warm ? warmup_steps(c.settings) : 0;
-      o.seed = seed + seed_offset;
-      jobs.push_back(arm_job(c, o, arm));
+      o.seed = seed;
+      jobs.push_back(arm_job(c, o, arm, curves));
     }
   return jobs;
 }
