@@ -286,7 +286,16 @@ class SanturkarSmoothness : public Experiment {
         "trained model's validation accuracy:\n\n" +
         markdown_table(
             {"network", "loss range along g", "effective beta", "largest gradient change (all probes)", "val accuracy"},
-            rows);
+            rows) +
+        "\n**Second look**: the part that failed compares BatchNorm with a network that does not learn. Under "
+        "PyTorch's init the network without a norm is stuck at its starting scale: its loss stays at chance (ln 10, "
+        "accuracy about 0.1) and hardly moves along its gradient (a range about 0.01 against BatchNorm's 0.5), and its "
+        "effective beta is about 0.3 against 16. Its landscape is flat because the signal fades before the output, and "
+        "neither measure tells that flatness from good conditioning. Santurkar et al. compare networks that both "
+        "train; here that is the network without a norm under Xavier's tanh init, which learns (\"Careful "
+        "initialization instead of normalization\" (careful_init)), and against it BatchNorm is smoother by both "
+        "measures (loss range about 0.5 against 1.5, beta about 16 against 25). The lesson's \"than without\" holds "
+        "against a network without a norm that trains, not against any.\n";
     return {table, {draw(s.out_dir, "santurkar_smoothness.png", picture(records))}};
   }
 
