@@ -53,9 +53,7 @@ class WarmupGap : public Experiment {
         margin_rule(cat(kLossFloor, " nats")));
   }
   std::vector<uint64_t> seeds_used(const Settings& s) const override {
-    std::vector<uint64_t> seeds;
-    for (uint64_t seed : s.seeds) seeds.push_back(seed + kSeedOffset);
-    return seeds;
+    return fresh_seeds(s, kSeedOffset, s.seeds.size());
   }
   std::vector<Job> plan(const Context& c) const override {
     return jobs(c, cell(c.settings), seeds_used(c.settings), true);

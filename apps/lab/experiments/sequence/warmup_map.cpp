@@ -1,7 +1,6 @@
 // Sequence chapter, 1. Warmup, width and depth: where post-LN charlm needs a learning-rate
 // warmup and pre-LN does not (Xiong et al. 2020, Sec. 3, Fig. 2 and 3), as a boundary map
 // judged cell by cell by paired differences over seeds.
-#include <algorithm>
 
 #include "experiments/experiments.hpp"
 #include "probes.hpp"
@@ -85,11 +84,8 @@ class WarmupMap : public Experiment {
         "judged.",
         margin_rule(cat(kLossFloor, " nats")));
   }
-  std::vector<uint64_t> seeds_used(const Settings& s) const override {
-    std::vector<uint64_t> seeds;
-    for (size_t k = 0; k < std::min<size_t>(3, s.seeds.size()); ++k) seeds.push_back(s.seeds[k] + kSeedOffset);
-    return seeds;
-  }
+  /// At most three seeds: the grid is large, and the whole lab keeps to its budget.
+  std::vector<uint64_t> seeds_used(const Settings& s) const override { return fresh_seeds(s, kSeedOffset, 3); }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> all;
     for (const Cell& cell : cells(c.settings)) append(all, jobs(c, cell, seeds_used(c.settings), false));
