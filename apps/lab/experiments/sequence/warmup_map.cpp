@@ -13,9 +13,8 @@ namespace {
 
 using namespace warmup;
 
-constexpr uint64_t kSeedOffset = 10;    // one cell was seen at 300 steps on seeds 0-9 before this rule
-constexpr double kStuckLine = 2.8;      // nats: the letter frequencies' loss is 2.94, a learning run falls far below
-constexpr double kWarmupMatters = 0.2;  // nats: a quarter of the way from trained (~2.2) to the letters' 2.94
+constexpr uint64_t kSeedOffset = 10;  // one cell was seen at 300 steps on seeds 0-9 before this rule
+constexpr double kStuckLine = 2.8;    // nats: the letter frequencies' loss is 2.94, a learning run falls far below
 
 /// The map's two slices: width against lr at this depth, depth against lr at this width.
 int64_t map_depth(const Settings& s) { return s.quick ? 2 : 8; }
