@@ -7,6 +7,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_adam {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::Fixture;
@@ -155,3 +157,5 @@ TEST_CASE("Adam steps a large parameter on several threads with the bits of one 
   set_num_threads(saved_threads);
   CHECK(one == two);
 }
+
+}  // namespace test_adam

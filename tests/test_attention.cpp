@@ -10,6 +10,8 @@
 #include "support/dropped_weights.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_attention {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -246,3 +248,5 @@ TEST_CASE("scaled_dot_product_attention's gradients match finite differences", "
       },
       {Tensor::randn({4, 3}, gen), Tensor::randn({4, 3}, gen), Tensor::randn({4, 2}, gen)});
 }
+
+}  // namespace test_attention

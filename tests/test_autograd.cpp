@@ -1,6 +1,8 @@
 // The autograd engine: recording, accumulation, freeing, errors, deep graphs.
 #include "support/check.hpp"
 
+namespace test_autograd {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -216,3 +218,5 @@ TEST_CASE("a backward run from a hook inside another backward gives both their g
     check_close(b.grad(), {27.0f}, 0, 0);         // d/db b^3 = 3b^2
   }
 }
+
+}  // namespace test_autograd

@@ -5,6 +5,8 @@
 
 #include "support/check.hpp"
 
+namespace test_autograd_inplace {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -284,3 +286,5 @@ TEST_CASE("var keeps its own copy: a later write into its input does not change 
   v.backward();
   check_close(x.grad(), {-2, -1, 3}, 1e-6, 1e-6);
 }
+
+}  // namespace test_autograd_inplace

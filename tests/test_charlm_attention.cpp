@@ -7,6 +7,8 @@
 #include "attention_dump.hpp"
 #include "models/charlm_model.hpp"
 
+namespace test_charlm_attention {
+
 using namespace minidl;
 using namespace minidl::charlm;
 
@@ -128,3 +130,5 @@ TEST_CASE("charlm parse_attention: WORD,FILE split at the first comma, bad words
                     "--attention: the word \"abcdef\" has 6 letters, more than the 5 --block-size 6 allows: choose a "
                     "shorter word");
 }
+
+}  // namespace test_charlm_attention

@@ -14,8 +14,10 @@
 #include "minidl/io/safetensors.hpp"
 #include "support/charlm_cli.hpp"
 
-using minidl::testing::charlm;
+namespace test_charlm_cli {
+
 using minidl::testing::ProcessResult;
+using minidl::testing::run_charlm;
 using minidl::testing::slurp;
 using minidl::testing::TempDir;
 
@@ -29,7 +31,7 @@ void check_refused(const std::string& text, const std::string& message, std::vec
   TempDir dir;
   std::vector<std::string> args{"--data", dir.write("words.txt", text), "--steps", "1"};
   args.insert(args.end(), more.begin(), more.end());
-  const ProcessResult r = charlm(dir, args);
+  const ProcessResult r = run_charlm(dir, args);
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(message) != std::string::npos);
@@ -48,7 +50,7 @@ TEST_CASE("charlm refuses bad word files: one line naming file, line and fix, ex
                 {"--block-size", "6"});
   check_refused("abc\n\nabd\n", "words.txt, line 2: a blank line");
   TempDir dir;
-  const ProcessResult r = charlm(dir, {"--data", dir.path().string(), "--steps", "1"});
+  const ProcessResult r = run_charlm(dir, {"--data", dir.path().string(), "--steps", "1"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "charlm: " + dir.path().string() + ": is a directory, not a file\n");
 }
@@ -64,7 +66,7 @@ TEST_CASE("charlm refuses a word list that leaves no validation word with one li
     std::vector<std::string> args = kSmall;  // the issue's case: batches of one word
     *(std::find(args.begin(), args.end(), "--batch-size") + 1) = "1";
     args.insert(args.end(), {"--steps", "1", "--data", words, "--summary", dir.file(stem + ".json")});
-    return std::pair{words, charlm(dir, args, /*small=*/false)};
+    return std::pair{words, run_charlm(dir, args, /*small=*/false)};
   };
   for (int count : {3, 9}) {
     const std::string stem = "words" + std::to_string(count);
@@ -88,7 +90,7 @@ TEST_CASE("charlm refuses bad options: one line naming the option, exit 2", "[ch
   const std::string words = dir.write("words.txt", word_list());
   auto refused = [&](std::vector<std::string> args, const std::string& message) {
     args.insert(args.end(), {"--data", words});
-    const ProcessResult r = charlm(dir, args, /*small=*/false);
+    const ProcessResult r = run_charlm(dir, args, /*small=*/false);
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err == "charlm: " + message + "\n");
@@ -113,16 +115,16 @@ TEST_CASE("charlm --save then --init-from --steps 0: the same model, the same va
   TempDir dir;
   const std::string words = dir.write("words.txt", word_list());
   const ProcessResult trained =
-      charlm(dir, {"--data", words, "--steps", "6", "--norm", "batch-masked,layer", "--norm-position", "pre,post",
-                   "--save", dir.file("ckpt"), "--summary", dir.file("a.json")});
+      run_charlm(dir, {"--data", words, "--steps", "6", "--norm", "batch-masked,layer", "--norm-position", "pre,post",
+                       "--save", dir.file("ckpt"), "--summary", dir.file("a.json")});
   INFO(trained.err);
   REQUIRE(trained.exit_code == 0);
   const auto state = minidl::io::load_safetensors(dir.file("ckpt/batch-masked-post.safetensors"));
   CHECK(state.front().name == "transformer.wte.weight");
   CHECK(std::filesystem::exists(dir.file("ckpt/layer-pre.safetensors")));
   const ProcessResult loaded =
-      charlm(dir, {"--data", words, "--steps", "0", "--norm", "batch-masked,layer", "--norm-position", "pre,post",
-                   "--init-from", dir.file("ckpt"), "--summary", dir.file("b.json"), "--sample", "3"});
+      run_charlm(dir, {"--data", words, "--steps", "0", "--norm", "batch-masked,layer", "--norm-position", "pre,post",
+                       "--init-from", dir.file("ckpt"), "--summary", dir.file("b.json"), "--sample", "3"});
   INFO(loaded.err);
   REQUIRE(loaded.exit_code == 0);
   const auto a = nlohmann::json::parse(slurp(dir.file("a.json"))), b = nlohmann::json::parse(slurp(dir.file("b.json")));
@@ -133,7 +135,7 @@ TEST_CASE("charlm --save then --init-from --steps 0: the same model, the same va
   }
   CHECK(loaded.out.find("samples of layer-post seed 0:\n") != std::string::npos);
   const ProcessResult misfit =
-      charlm(dir, {"--data", words, "--steps", "0", "--norm", "rms", "--init-from", dir.file("ckpt")});
+      run_charlm(dir, {"--data", words, "--steps", "0", "--norm", "rms", "--init-from", dir.file("ckpt")});
   CHECK(misfit.exit_code == 2);
   CHECK(misfit.err.find("rms-pre.safetensors") != std::string::npos);
 }
@@ -147,8 +149,8 @@ TEST_CASE("charlm --batch-order: the same file the same curves, another order ot
     return dir.write(name, text);
   };
   auto curves = [&](const std::string& order, const std::string& out) {
-    const ProcessResult r = charlm(dir, {"--data", words, "--steps", "5", "--batch-order", order, "--curves",
-                                         dir.file(out), "--val-curves", dir.file("val_" + out)});
+    const ProcessResult r = run_charlm(dir, {"--data", words, "--steps", "5", "--batch-order", order, "--curves",
+                                             dir.file(out), "--val-curves", dir.file("val_" + out)});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     return slurp(dir.file(out));
@@ -160,7 +162,7 @@ TEST_CASE("charlm --batch-order: the same file the same curves, another order ot
   CHECK(curves(order_file("c.txt", 5), "c.csv") != a);
   CHECK(slurp(dir.file("val_a.csv")).rfind("run,seed,step,val_loss\nlayer-pre,0,5,", 0) == 0);
   const ProcessResult short_file =
-      charlm(dir, {"--data", words, "--steps", "30", "--batch-order", order_file("d.txt", 1)});
+      run_charlm(dir, {"--data", words, "--steps", "30", "--batch-order", order_file("d.txt", 1)});
   CHECK(short_file.exit_code == 2);
   CHECK(short_file.err.find("expected 3 lines (one per epoch), got 1") != std::string::npos);
 }
@@ -209,4 +211,6 @@ TEST_CASE("charlm: SIGINT stops at the next step, writes what ran and exits 130"
   CHECK(slurp(dir.file("c.csv")).rfind("run,seed,step,loss\nlayer-pre,0,1,", 0) == 0);
   CHECK_FALSE(std::filesystem::exists(dir.file("ck/layer-pre.safetensors")));  // an unfinished run is no model
 }
+
+}  // namespace test_charlm_cli
 #endif

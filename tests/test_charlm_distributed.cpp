@@ -12,6 +12,8 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_charlm_distributed {
+
 using minidl::testing::ProcessResult;
 using minidl::testing::read_curves;
 using minidl::testing::TempDir;
@@ -165,4 +167,6 @@ TEST_CASE("charlm --distributed refuses a batch that does not divide across the 
   REQUIRE(r.err.find(line) == 0);  // from rank 0 alone; mpirun's own report follows
   REQUIRE(r.err.find(line, 1) == std::string::npos);
 }
+
+}  // namespace test_charlm_distributed
 #endif

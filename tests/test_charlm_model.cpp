@@ -15,6 +15,8 @@
 #include "support/chi_square.hpp"
 #include "training/charlm_train.hpp"
 
+namespace test_charlm_model {
+
 using namespace minidl;
 using namespace minidl::charlm;
 using minidl::testing::check_close;
@@ -396,3 +398,5 @@ TEST_CASE("charlm sampling: --top-k 2 draws among the two likeliest letters only
   check_first_letters({.temperature = 1.0, .top_k = 2});
   check_first_letters({.temperature = 2.0, .top_k = 2});
 }
+
+}  // namespace test_charlm_model

@@ -14,6 +14,8 @@
 #include "support/charlm_cli.hpp"
 #include "support/skip.hpp"
 
+namespace test_charlm_outputs {
+
 using namespace minidl::testing;
 
 namespace {
@@ -46,11 +48,11 @@ ProcessResult run_script(const std::string& name, std::vector<std::string> args,
 TEST_CASE("charlm --stats: a row per recorded step and module, finite, the losses of a run without", "[charlm]") {
   TempDir dir;
   const std::string words = dir.write("words.txt", charlm_word_list());
-  const ProcessResult recorded = charlm(dir, {"--data", words, "--steps", "7", "--stats", dir.file("s.csv"),
-                                              "--stats-every", "3", "--curves", dir.file("c1.csv")});
+  const ProcessResult recorded = run_charlm(dir, {"--data", words, "--steps", "7", "--stats", dir.file("s.csv"),
+                                                  "--stats-every", "3", "--curves", dir.file("c1.csv")});
   INFO(recorded.err);
   REQUIRE(recorded.exit_code == 0);
-  REQUIRE(charlm(dir, {"--data", words, "--steps", "7", "--curves", dir.file("c2.csv")}).exit_code == 0);
+  REQUIRE(run_charlm(dir, {"--data", words, "--steps", "7", "--curves", dir.file("c2.csv")}).exit_code == 0);
   CHECK(slurp(dir.file("c1.csv")) == slurp(dir.file("c2.csv")));  // the hooks only read
 
   std::set<std::string> steps, outputs, parameters;
@@ -95,11 +97,11 @@ TEST_CASE("charlm --attention: after training and from --init-from, causal, rows
     return more;
   };
   const ProcessResult trained =
-      charlm(dir, with({"--steps", "5", "--save", dir.file("ck"), "--attention", "hello," + dir.file("a.csv")}));
+      run_charlm(dir, with({"--steps", "5", "--save", dir.file("ck"), "--attention", "hello," + dir.file("a.csv")}));
   INFO(trained.err);
   REQUIRE(trained.exit_code == 0);
-  const ProcessResult loaded =
-      charlm(dir, with({"--steps", "0", "--init-from", dir.file("ck"), "--attention", "hello," + dir.file("b.csv")}));
+  const ProcessResult loaded = run_charlm(
+      dir, with({"--steps", "0", "--init-from", dir.file("ck"), "--attention", "hello," + dir.file("b.csv")}));
   INFO(loaded.err);
   REQUIRE(loaded.exit_code == 0);
   const std::string text = slurp(dir.file("a.csv"));
@@ -150,7 +152,7 @@ TEST_CASE("charlm refuses bad --stats and --attention: one line naming the optio
   for (const auto& [args, message] : cases) {
     std::vector<std::string> argv{"--data", words, "--steps", "1"};
     argv.insert(argv.end(), args.begin(), args.end());
-    const ProcessResult r = charlm(dir, argv);
+    const ProcessResult r = run_charlm(dir, argv);
     INFO("charlm " << args.front() << " " << args[1] << ": stderr " << r.err);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::StartsWith("charlm: ") && Catch::Contains(message));
@@ -158,7 +160,7 @@ TEST_CASE("charlm refuses bad --stats and --attention: one line naming the optio
     CHECK_FALSE(std::filesystem::exists(dir.file("a.csv")));
     CHECK_FALSE(std::filesystem::exists(dir.file("s.csv")));
   }
-  const ProcessResult help = charlm(dir, {"--help"}, /*small=*/false);
+  const ProcessResult help = run_charlm(dir, {"--help"}, /*small=*/false);
   CHECK_THAT(help.out, Catch::Contains("--stats FILE") && Catch::Contains("--stats-every N") &&
                            Catch::Contains("--attention WORD,FILE"));
 }
@@ -167,8 +169,9 @@ TEST_CASE("scripts/plot_attention.sh and plot_stats.sh draw charlm's --attention
   if (!minidl::testing::gnuplot_or_skip()) return;
   TempDir dir;
   const std::string words = dir.write("words.txt", charlm_word_list());
-  const ProcessResult trained = charlm(dir, {"--data", words, "--steps", "4", "--norm-position", "pre,post", "--stats",
-                                             dir.file("s.csv"), "--attention", "hello," + dir.file("a.csv")});
+  const ProcessResult trained =
+      run_charlm(dir, {"--data", words, "--steps", "4", "--norm-position", "pre,post", "--stats", dir.file("s.csv"),
+                       "--attention", "hello," + dir.file("a.csv")});
   REQUIRE(trained.exit_code == 0);
   const ProcessResult drawn = run_script("plot_attention.sh", {"--run", "layer-post", dir.file("a.csv")}, dir);
   INFO(drawn.err);
@@ -190,4 +193,6 @@ TEST_CASE("scripts/plot_attention.sh and plot_stats.sh draw charlm's --attention
        {"stats_1_activations.png", "stats_2_gradients.png", "stats_3_grad_depth.png", "stats_4_update_ratio.png"})
     CHECK(std::filesystem::file_size(dir.file(png)) > 1000);
 }
+
+}  // namespace test_charlm_outputs
 #endif

@@ -8,6 +8,8 @@
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
 
+namespace test_cli_errors {
+
 using namespace minidl;
 using minidl::testing::DigitsScratch;
 using minidl::testing::slurp;
@@ -286,3 +288,5 @@ TEST_CASE("digits: --help prints the options and exits 0", "[cli]") {
         "--data", "--curves", "--val-curves", "--summary", "--save", "--init-from", "--batch-order", "--drop-last"})
     CHECK_THAT(result.out, Catch::Contains(option));
 }
+
+}  // namespace test_cli_errors

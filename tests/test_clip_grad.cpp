@@ -7,6 +7,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_clip_grad {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::Fixture;
@@ -94,3 +96,5 @@ TEST_CASE("clip_grad_norm_ errors: a non-finite norm with error_if_nonfinite, a 
   REQUIRE_THROWS_WITH(clip_grad_norm_({p}, 1.0, 0.0), Catch::Contains("norm_type should be > 0 or inf, got 0"));
   REQUIRE_THROWS_WITH(clip_grad_norm_({p}, 1.0, -2.0), Catch::Contains("got -2"));
 }
+
+}  // namespace test_clip_grad

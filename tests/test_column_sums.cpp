@@ -11,6 +11,8 @@
 #include "kernels/gemm.hpp"
 #include "minidl/minidl.hpp"
 
+namespace test_column_sums {
+
 using namespace minidl;
 
 TEST_CASE("column_sums sums each column in double, as sum_to_shape does", "[kernels]") {
@@ -49,3 +51,5 @@ TEST_CASE("add_row_to_rows after sgemm gives the bits of sgemm onto rows that st
     for (size_t i = 0; i < added.size(); ++i) REQUIRE(added[i] == addmm[i]);
   }
 }
+
+}  // namespace test_column_sums

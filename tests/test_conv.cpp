@@ -11,6 +11,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_conv {
+
 using namespace minidl;
 using minidl::testing::check_call;
 using minidl::testing::check_close;
@@ -332,3 +334,5 @@ TEST_CASE("max_pool2d sends the gradient to the first maximum of a tie and lets 
   const Tensor with_nan = Tensor::from_vector({1, NAN, 5, 2}, {1, 2, 2});
   CHECK(std::isnan(max_pool2d(with_nan, 2).item()));
 }
+
+}  // namespace test_conv

@@ -25,6 +25,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_conv_winograd {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -175,3 +177,5 @@ TEST_CASE("conv2d on the Winograd path gives identical bits with 1 and 4 threads
   set_num_threads(before);
   for (size_t i = 0; i < results[0].size(); ++i) check_close(results[1][i], results[0][i], 0.0, 0.0);
 }
+
+}  // namespace test_conv_winograd

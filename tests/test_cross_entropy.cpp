@@ -7,6 +7,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_cross_entropy {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -479,3 +481,5 @@ TEST_CASE("cross_entropy on (N, C, d) logits and class probabilities: gradients 
                     {Tensor::randn({2, 4, 3}, gen)});
   }
 }
+
+}  // namespace test_cross_entropy

@@ -4,6 +4,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_custom_layer {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::random_normal;
@@ -40,3 +42,5 @@ TEST_CASE("ScaleNorm as a module: parameter, repr, errors", "[norm][custom_layer
   REQUIRE_THROWS_WITH(custom::scale_norm(Tensor::zeros({2, 8}), Tensor::ones({2})),
                       Catch::Contains("g of shape [1], got [2, 8] and [2]"));
 }
+
+}  // namespace test_custom_layer

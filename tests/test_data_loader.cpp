@@ -7,6 +7,8 @@
 #include "minidl/data/data_loader.hpp"
 #include "support/check.hpp"
 
+namespace test_data_loader {
+
 using namespace minidl;
 using data::Batch;
 using data::DataLoader;
@@ -179,3 +181,5 @@ TEST_CASE("DataLoader is constructible from tensors directly", "[data]") {
     for (float t : batch.targets.to_vector()) seen.push_back(t);
   CHECK(seen == std::vector<float>{0, 1, 2, 3, 4});
 }
+
+}  // namespace test_data_loader

@@ -10,6 +10,8 @@
 #include "support/difference.hpp"
 #include "support/digits_cli.hpp"
 
+namespace test_determinism {
+
 using namespace minidl;
 using minidl::testing::DigitsScratch;
 using minidl::testing::slurp;
@@ -119,3 +121,5 @@ TEST_CASE("digits: a diverging run stops, the run after it trains and saves, exi
   CHECK_THAT(curves, Catch::Contains("\nbatch,0,2,46,"));
   CHECK_THAT(curves, !Catch::Contains("\nnone,0,1,2,"));  // none stopped at its first step
 }
+
+}  // namespace test_determinism

@@ -12,18 +12,14 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_digits_arch {
+
 using namespace minidl;
 using minidl::testing::ProcessResult;
+using minidl::testing::run_digits;
 using minidl::testing::TempDir;
 
 namespace {
-
-ProcessResult digits(const TempDir& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), MINIDL_DIGITS_EXE);
-  ProcessResult result = minidl::testing::run_process(args, dir.path());
-  REQUIRE(result.signal == 0);
-  return result;
-}
 
 std::vector<std::string> state_names(const nn::Module& model) {
   std::vector<std::string> names;
@@ -83,7 +79,7 @@ TEST_CASE("digits trains the resmlp archs and prints their summaries", "[lesson]
   TempDir dir;
   for (const char* arch : {"resmlp-pre", "resmlp-post"}) {
     INFO(arch);
-    ProcessResult o = digits(
+    ProcessResult o = run_digits(
         dir, {"--arch", arch, "--blocks", "2", "--width", "16", "--expansion", "2", "--dropout", "0.1", "--epochs", "2",
               "--lr", "0.1", "--quiet", "--seeds", "0", "--summary", dir.file(std::string(arch) + ".json")});
     INFO(o.err);
@@ -94,8 +90,8 @@ TEST_CASE("digits trains the resmlp archs and prints their summaries", "[lesson]
     CHECK(summary["settings"]["blocks"] == 2);
     CHECK(summary["runs"][0]["val_accuracy"].get<double>() > 0.5);  // it learns
   }
-  ProcessResult s = digits(dir, {"--arch", "resmlp-pre", "--norm", "rms", "--blocks", "1", "--width", "16",
-                                 "--expansion", "2", "--summary-model"});
+  ProcessResult s = run_digits(dir, {"--arch", "resmlp-pre", "--norm", "rms", "--blocks", "1", "--width", "16",
+                                     "--expansion", "2", "--summary-model"});
   INFO(s.err);
   REQUIRE(s.exit_code == 0);
   CHECK(s.out.find("resmlp-pre with RMSNorm\n") == 0);
@@ -141,7 +137,7 @@ TEST_CASE("digits refuses option combinations that make no sense, with one line 
     std::vector<std::string> args = c.args;
     args.insert(args.end(), {"--epochs", "1", "--quiet", "--seeds", "0"});
     INFO(c.args[0] << " " << c.args[1]);
-    ProcessResult o = digits(dir, args);
+    ProcessResult o = run_digits(dir, args);
     CHECK(o.exit_code == 2);
     CHECK(o.out.empty());
     CHECK_THAT(o.err, Catch::StartsWith("digits: " + c.message));
@@ -158,7 +154,7 @@ TEST_CASE("digits --norm dyt trains the mlp, the resmlp and the CNN with DyT in 
     INFO(arch[1]);
     std::vector<std::string> args = arch;
     args.insert(args.end(), {"--norm", "dyt", "--epochs", "1", "--quiet", "--seeds", "0", "--summary-model"});
-    ProcessResult o = digits(dir, args);
+    ProcessResult o = run_digits(dir, args);
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     CHECK(o.out.find("(DyT)") != std::string::npos);
@@ -166,7 +162,7 @@ TEST_CASE("digits --norm dyt trains the mlp, the resmlp and the CNN with DyT in 
   // Depth 2, 5 epochs: the loss leaves ln 10 = 2.303 (2.22 here; DyT learns slower than no norm
   // at this depth: lab dyt_deep_net), so DyT's parameters take part in training.
   ProcessResult o =
-      digits(dir, {"--norm", "dyt", "--depth", "2", "--quiet", "--seeds", "0", "--summary", dir.file("s.json")});
+      run_digits(dir, {"--norm", "dyt", "--depth", "2", "--quiet", "--seeds", "0", "--summary", dir.file("s.json")});
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
   const nlohmann::json summary = nlohmann::json::parse(minidl::testing::slurp(dir.file("s.json")));
@@ -175,8 +171,8 @@ TEST_CASE("digits --norm dyt trains the mlp, the resmlp and the CNN with DyT in 
 
 TEST_CASE("digits --init xavier trains the lesson's mlp and is recorded in the summary", "[lesson][arch]") {
   TempDir dir;
-  ProcessResult o = digits(dir, {"--norm", "none", "--depth", "2", "--width", "16", "--epochs", "1", "--init", "xavier",
-                                 "--quiet", "--seeds", "0", "--summary", dir.file("s.json")});
+  ProcessResult o = run_digits(dir, {"--norm", "none", "--depth", "2", "--width", "16", "--epochs", "1", "--init",
+                                     "xavier", "--quiet", "--seeds", "0", "--summary", dir.file("s.json")});
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
   const nlohmann::json summary = nlohmann::json::parse(minidl::testing::slurp(dir.file("s.json")));
@@ -188,7 +184,7 @@ TEST_CASE("digits with dropout gives the same curves run alone or side by side",
   // Each run's dropout stream is its own (seeded from the run's seed), like its init stream.
   TempDir dir;
   auto curves = [&](const std::string& file, const std::string& jobs) {
-    ProcessResult o = digits(
+    ProcessResult o = run_digits(
         dir, {"--arch",      "resmlp-pre", "--norm",    "layer,rms", "--blocks", "1",        "--width",     "16",
               "--expansion", "2",          "--dropout", "0.3",       "--epochs", "1",        "--seeds",     "0,1",
               "--jobs",      jobs,         "--threads", "1",         "--quiet",  "--curves", dir.file(file)});
@@ -200,4 +196,6 @@ TEST_CASE("digits with dropout gives the same curves run alone or side by side",
   CHECK(curves("b.csv", "2") == alone);
   CHECK(alone.find("layer,1,1,1,") != std::string::npos);
 }
+
+}  // namespace test_digits_arch
 #endif

@@ -11,21 +11,15 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_digits_cli {
+
+using minidl::testing::count_lines;
 using minidl::testing::ProcessResult;
+using minidl::testing::run_digits;
 using minidl::testing::slurp;
 using minidl::testing::TempDir;
 
 namespace {
-
-ProcessResult digits(const TempDir& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{MINIDL_DIGITS_EXE};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult result = minidl::testing::run_process(argv, dir.path());
-  REQUIRE(result.signal == 0);
-  return result;
-}
-
-size_t count_lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
 
 // A small, fast run: two blocks, one epoch.
 const std::vector<std::string> kSmall{"--depth", "2", "--width", "16", "--epochs", "1", "--quiet", "--seeds", "0"};
@@ -49,9 +43,9 @@ TEST_CASE("digits --batch-order with the same file twice gives identical curves,
   const std::string order_a = write_order("a.txt", 7), order_b = write_order("b.txt", 11);
   auto run = [&](const std::string& order, const std::string& curves, const std::string& seed,
                  const std::string& threads) {
-    ProcessResult o =
-        digits(dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2", "--batch-order",
-                     order, "--curves", dir.file(curves), "--seeds", seed, "--threads", threads, "--quiet"});
+    ProcessResult o = run_digits(
+        dir, {"--norm", "none,batch,layer", "--depth", "3", "--width", "32", "--epochs", "2", "--batch-order", order,
+              "--curves", dir.file(curves), "--seeds", seed, "--threads", threads, "--quiet"});
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return slurp(dir.file(curves));
@@ -98,7 +92,7 @@ TEST_CASE("digits --jobs trains the runs concurrently with the results of runnin
   TempDir dir;
   auto run = [&](const std::string& curves, const std::string& jobs) {
     ProcessResult o =
-        digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves", dir.file(curves), "--jobs", jobs}));
+        run_digits(dir, with(kSmall, {"--norm", "none,batch,layer,rms", "--curves", dir.file(curves), "--jobs", jobs}));
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return o.out + slurp(dir.file(curves));
@@ -111,8 +105,8 @@ TEST_CASE("digits --jobs trains the runs concurrently with the results of runnin
 
 TEST_CASE("digits prints the lesson's table and writes the summary and checkpoints", "[lesson]") {
   TempDir dir;
-  ProcessResult o = digits(dir, with(kSmall, {"--norm", "rms,group", "--groups", "4", "--summary", dir.file("s.json"),
-                                              "--save", dir.file("ckpt")}));
+  ProcessResult o = run_digits(dir, with(kSmall, {"--norm", "rms,group", "--groups", "4", "--summary",
+                                                  dir.file("s.json"), "--save", dir.file("ckpt")}));
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
   REQUIRE(count_lines(o.out) == 2);
@@ -134,13 +128,13 @@ TEST_CASE("digits prints the lesson's table and writes the summary and checkpoin
 
 TEST_CASE("digits --init-from starts from a checkpoint: saved weights replay the same run", "[lesson]") {
   TempDir dir;
-  REQUIRE(digits(dir, with(kSmall, {"--norm", "batch", "--save", dir.file("a")})).exit_code == 0);
+  REQUIRE(run_digits(dir, with(kSmall, {"--norm", "batch", "--save", dir.file("a")})).exit_code == 0);
   // Two runs from the same saved weights with the same seed train identically; a run from
   // random weights with that seed differs.
   auto curves = [&](const std::string& name, bool init) {
     auto args = with(kSmall, {"--norm", "batch", "--seeds", "3", "--curves", dir.file(name)});
     if (init) args = with(args, {"--init-from", dir.file("a")});
-    ProcessResult o = digits(dir, args);
+    ProcessResult o = run_digits(dir, args);
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return slurp(dir.file(name));
@@ -151,7 +145,8 @@ TEST_CASE("digits --init-from starts from a checkpoint: saved weights replay the
 
 TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
   TempDir dir;
-  ProcessResult o = digits(dir, {"--norm", "layer", "--depth", "2", "--width", "16", "--epochs", "2", "--seeds", "7"});
+  ProcessResult o =
+      run_digits(dir, {"--norm", "layer", "--depth", "2", "--width", "16", "--epochs", "2", "--seeds", "7"});
   REQUIRE(o.exit_code == 0);
   CHECK(count_lines(o.err) == 2);
   CHECK_THAT(o.err, Catch::StartsWith("[layer seed 7] epoch 1/2  mean loss ") && Catch::Contains("val accuracy") &&
@@ -160,8 +155,8 @@ TEST_CASE("digits shows progress lines unless --quiet", "[lesson]") {
 
 TEST_CASE("digits: a diverging run stops with a message, the others go on, exit code 1", "[lesson]") {
   TempDir dir;
-  ProcessResult o = digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr",
-                                 "1e38", "--quiet", "--seeds", "0", "--curves", dir.file("c.csv")});
+  ProcessResult o = run_digits(dir, {"--norm", "none,batch", "--depth", "2", "--width", "16", "--epochs", "1", "--lr",
+                                     "1e38", "--quiet", "--seeds", "0", "--curves", dir.file("c.csv")});
   CHECK(o.exit_code == 1);
   CHECK_THAT(o.err, Catch::Contains("run \"none\"") && Catch::Contains("at epoch 1, step") &&
                         Catch::Contains("lower learning rate"));
@@ -202,7 +197,7 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
       {{"--curves", dir.file("no/such/dir/c.csv")}, "does not exist"},
   };
   for (const auto& [args, message] : cases) {
-    ProcessResult o = digits(dir, with(args, {"--quiet"}));
+    ProcessResult o = run_digits(dir, with(args, {"--quiet"}));
     INFO("digits " << args.front() << " ...: stderr " << o.err);
     CHECK(o.exit_code == 2);
     CHECK(count_lines(o.err) == 1);
@@ -213,15 +208,16 @@ TEST_CASE("digits: bad options and files get one clear line and exit code 2", "[
 
 TEST_CASE("digits --init-from refuses a checkpoint of another model with exit code 2", "[lesson]") {
   TempDir dir;
-  REQUIRE(digits(dir, with(kSmall, {"--norm", "layer", "--save", dir.file("ckpt")})).exit_code == 0);
-  ProcessResult o = digits(dir, with(kSmall, {"--norm", "layer", "--width", "32", "--init-from", dir.file("ckpt")}));
+  REQUIRE(run_digits(dir, with(kSmall, {"--norm", "layer", "--save", dir.file("ckpt")})).exit_code == 0);
+  ProcessResult o =
+      run_digits(dir, with(kSmall, {"--norm", "layer", "--width", "32", "--init-from", dir.file("ckpt")}));
   CHECK(o.exit_code == 2);
   CHECK_THAT(o.err, Catch::Contains("layer.safetensors does not fit deep_net(layer)") && Catch::Contains("0.weight"));
 }
 
 TEST_CASE("digits --help describes every option", "[lesson]") {
   TempDir dir;
-  ProcessResult o = digits(dir, {"--help"});
+  ProcessResult o = run_digits(dir, {"--help"});
   CHECK(o.exit_code == 0);
   for (const char* option :
        {"--norm",  "--epochs",    "--lr",          "--batch-size", "--depth",  "--width",      "--groups",
@@ -232,9 +228,9 @@ TEST_CASE("digits --help describes every option", "[lesson]") {
 TEST_CASE("digits --seeds trains every norm once per seed, with the results of one seed at a time", "[lesson][seeds]") {
   TempDir dir;
   auto run = [&](const std::string& tag, const std::string& seeds, const std::string& jobs) {
-    ProcessResult o = digits(dir, {"--norm", "none,layer", "--depth", "2", "--width", "16", "--epochs", "2", "--quiet",
-                                   "--seeds", seeds, "--jobs", jobs, "--curves", dir.file(tag + ".csv"), "--val-curves",
-                                   dir.file(tag + "_val.csv"), "--save", dir.file(tag)});
+    ProcessResult o = run_digits(dir, {"--norm", "none,layer", "--depth", "2", "--width", "16", "--epochs", "2",
+                                       "--quiet", "--seeds", seeds, "--jobs", jobs, "--curves", dir.file(tag + ".csv"),
+                                       "--val-curves", dir.file(tag + "_val.csv"), "--save", dir.file(tag)});
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     return o;
@@ -269,14 +265,15 @@ TEST_CASE("digits --seeds trains every norm once per seed, with the results of o
 TEST_CASE("digits --drop-last trains BatchNorm at batch size 2, and at batch size 1 refuses it while the others train",
           "[lesson][seeds]") {
   TempDir dir;
-  ProcessResult two = digits(
+  ProcessResult two = run_digits(
       dir, with(kSmall, {"--norm", "none,batch", "--batch-size", "2", "--drop-last", "--curves", dir.file("two.csv")}));
   INFO(two.err);
   CHECK(two.exit_code == 0);
   CHECK(count_lines(slurp(dir.file("two.csv"))) == 1 + 2 * 718);  // 1437 = 718 x 2 + 1 dropped
 
-  ProcessResult one = digits(dir, with(kSmall, {"--norm", "none,batch,layer", "--batch-size", "1", "--drop-last",
-                                                "--curves", dir.file("one.csv"), "--summary", dir.file("one.json")}));
+  ProcessResult one =
+      run_digits(dir, with(kSmall, {"--norm", "none,batch,layer", "--batch-size", "1", "--drop-last", "--curves",
+                                    dir.file("one.csv"), "--summary", dir.file("one.json")}));
   INFO(one.err);
   CHECK(one.exit_code == 1);
   CHECK(one.err ==
@@ -300,7 +297,7 @@ TEST_CASE("digits: without --drop-last a last batch of one is refused for BatchN
           "[lesson][seeds]") {
   TempDir dir;
   ProcessResult o =
-      digits(dir, with(kSmall, {"--norm", "layer,batch", "--batch-size", "2", "--curves", dir.file("c.csv")}));
+      run_digits(dir, with(kSmall, {"--norm", "layer,batch", "--batch-size", "2", "--curves", dir.file("c.csv")}));
   CHECK(o.exit_code == 1);
   CHECK(count_lines(o.err) == 1);
   CHECK_THAT(o.err, Catch::StartsWith("digits: run \"batch\" (BatchNorm1d, seed 0) refused: batch size 2 on the "
@@ -308,4 +305,6 @@ TEST_CASE("digits: without --drop-last a last batch of one is refused for BatchN
   CHECK_THAT(o.out, Catch::Contains("LayerNorm         training loss"));
   CHECK(count_lines(slurp(dir.file("c.csv"))) == 1 + 719);
 }
+
+}  // namespace test_digits_cli
 #endif  // MINIDL_DIGITS_EXE

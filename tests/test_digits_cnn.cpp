@@ -13,6 +13,8 @@
 #include "support/temp_dir.hpp"
 #include "training/digits_train.hpp"
 
+namespace test_digits_cnn {
+
 using namespace minidl;
 using lesson::Arch;
 using lesson::NormKind;
@@ -109,3 +111,5 @@ TEST_CASE("digits --arch cnn trains every norm, saves, reloads with --init-from 
   CHECK_THAT(blocks.err, Catch::Contains("--blocks needs --arch resmlp-pre or resmlp-post (--arch cnn has none)"));
 }
 #endif
+
+}  // namespace test_digits_cnn

@@ -7,14 +7,16 @@
 #include "data/batch_order.hpp"
 #include "data/digits.hpp"
 #include "support/check.hpp"
+#include "support/datasets.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_digits_reader {
+
 using namespace minidl;
+using minidl::testing::kDataDir;
 using minidl::testing::TempDir;
 
 namespace {
-
-const std::string kDataDir = std::string(MINIDL_SOURCE_DIR) + "/data";
 
 // A valid digits.csv line: pixel j is (j + shift) % 17, then the label.
 std::string row(int shift, int label) {
@@ -221,3 +223,5 @@ TEST_CASE("read_batch_order names file, line and column of what is not a permuta
   REQUIRE_THROWS_WITH(data::read_batch_order(missing, 4, 1),
                       Catch::Contains(missing) && Catch::Contains("cannot open"));
 }
+
+}  // namespace test_digits_reader

@@ -11,13 +11,15 @@
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_digits_stats {
+
 using minidl::testing::ProcessResult;
 using minidl::testing::slurp;
 
 namespace {
 
 // Runs digits in dir's scratch directory, on its own copy of the data.
-ProcessResult digits(const minidl::testing::DigitsScratch& dir, const std::vector<std::string>& args) {
+ProcessResult run_in_scratch(const minidl::testing::DigitsScratch& dir, const std::vector<std::string>& args) {
   ProcessResult result = dir.run(args);
   REQUIRE(result.signal == 0);
   return result;
@@ -61,8 +63,9 @@ const std::vector<std::string> kSmall{"--depth", "2",       "--width", "16",    
 
 TEST_CASE("digits --stats writes every run's snapshots as CSV and changes no figure", "[lesson][stats]") {
   const minidl::testing::DigitsScratch dir;
-  ProcessResult o = digits(dir, minidl::testing::with_options(kSmall, {"--stats", dir.file("s.csv"), "--stats-every",
-                                                                       "5", "--curves", dir.file("with.csv")}));
+  ProcessResult o = run_in_scratch(
+      dir, minidl::testing::with_options(
+               kSmall, {"--stats", dir.file("s.csv"), "--stats-every", "5", "--curves", dir.file("with.csv")}));
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
   const std::vector<Row> rows = read_rows(slurp(dir.file("s.csv")));
@@ -101,7 +104,8 @@ TEST_CASE("digits --stats writes every run's snapshots as CSV and changes no fig
     CHECK(area == Approx(1.0).epsilon(1e-6));
   }
   // The same runs without the recorder: the same losses, bit for bit (9 significant digits).
-  ProcessResult plain = digits(dir, minidl::testing::with_options(kSmall, {"--curves", dir.file("without.csv")}));
+  ProcessResult plain =
+      run_in_scratch(dir, minidl::testing::with_options(kSmall, {"--curves", dir.file("without.csv")}));
   REQUIRE(plain.exit_code == 0);
   CHECK(slurp(dir.file("without.csv")) == slurp(dir.file("with.csv")));
   CHECK(plain.out == o.out);
@@ -110,9 +114,9 @@ TEST_CASE("digits --stats writes every run's snapshots as CSV and changes no fig
 TEST_CASE("digits --stats records about 30 snapshots a run by default", "[lesson][stats]") {
   const minidl::testing::DigitsScratch dir;
   auto recorded = [&](const std::string& epochs) {
-    ProcessResult o =
-        digits(dir, minidl::testing::with_options(kSmall, {"--epochs", epochs, "--seeds", "0", "--norm", "layer",
-                                                           "--stats", dir.file("s" + epochs + ".csv")}));
+    ProcessResult o = run_in_scratch(
+        dir, minidl::testing::with_options(kSmall, {"--epochs", epochs, "--seeds", "0", "--norm", "layer", "--stats",
+                                                    dir.file("s" + epochs + ".csv")}));
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     std::set<int64_t> steps;
@@ -132,8 +136,8 @@ TEST_CASE("digits --stats watches the layers nested in the CNN and the residual 
   const minidl::testing::DigitsScratch dir;
   auto layers = [&](const std::vector<std::string>& arch) {
     const std::string csv = dir.file("arch.csv");
-    ProcessResult o =
-        digits(dir, minidl::testing::with_options(arch, {"--epochs", "1", "--quiet", "--seeds", "0", "--stats", csv}));
+    ProcessResult o = run_in_scratch(
+        dir, minidl::testing::with_options(arch, {"--epochs", "1", "--quiet", "--seeds", "0", "--stats", csv}));
     INFO(o.err);
     REQUIRE(o.exit_code == 0);
     std::set<std::string> seen;
@@ -163,21 +167,21 @@ TEST_CASE("digits --stats and --stats-every are checked as the other options", "
       {{"--stats", dir.file("no/such/dir/s.csv")}, "does not exist"},
   };
   for (const auto& [args, message] : cases) {
-    ProcessResult o = digits(dir, minidl::testing::with_options(args, {"--quiet"}));
+    ProcessResult o = run_in_scratch(dir, minidl::testing::with_options(args, {"--quiet"}));
     INFO("digits " << args.front() << " ...: stderr " << o.err);
     CHECK(o.exit_code == 2);
     CHECK_THAT(o.err, Catch::StartsWith("digits: ") && Catch::Contains(message));
     CHECK_FALSE(std::filesystem::exists(dir.file("s.csv")));
   }
-  ProcessResult help = digits(dir, {"--help"});
+  ProcessResult help = run_in_scratch(dir, {"--help"});
   CHECK_THAT(help.out, Catch::Contains("--stats FILE") && Catch::Contains("--stats-every N"));
 }
 
 TEST_CASE("scripts/plot_stats.sh draws the four pictures from digits --stats", "[lesson][stats]") {
   if (!minidl::testing::gnuplot_or_skip()) return;
   const minidl::testing::DigitsScratch dir;
-  ProcessResult o = digits(dir, minidl::testing::with_options(kSmall, {"--stats", dir.file("s.csv"), "--curves",
-                                                                       dir.file("c.csv"), "--seeds", "0"}));
+  ProcessResult o = run_in_scratch(dir, minidl::testing::with_options(kSmall, {"--stats", dir.file("s.csv"), "--curves",
+                                                                               dir.file("c.csv"), "--seeds", "0"}));
   REQUIRE(o.exit_code == 0);
   const std::string script = std::string(MINIDL_SOURCE_DIR) + "/scripts/plot_stats.sh";
   ProcessResult plot = minidl::testing::run_process(
@@ -192,4 +196,6 @@ TEST_CASE("scripts/plot_stats.sh draws the four pictures from digits --stats", "
   CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.err, Catch::Contains("expected the header run,seed,step,layer,quantity,statistic,value"));
 }
+
+}  // namespace test_digits_stats
 #endif

@@ -11,6 +11,8 @@
 #include "support/digits_replay.hpp"
 #include "training/trainer_setup.hpp"
 
+namespace test_digits_trainer {
+
 using namespace minidl;
 using minidl::testing::DigitsScratch;
 using minidl::testing::slurp;
@@ -196,3 +198,5 @@ TEST_CASE("digits' trainer options update the weights as PyTorch's formulas say,
     CHECK(testing::worst_excess(run.weights, hand.weights, 1e-6 * scale, 1e-5 * scale) <= 1.0);
   }
 }
+
+}  // namespace test_digits_trainer

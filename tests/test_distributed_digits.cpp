@@ -15,6 +15,8 @@
 #include "support/temp_dir.hpp"
 #include "training/digits_train.hpp"
 
+namespace test_distributed_digits {
+
 using namespace minidl;
 using minidl::testing::ProcessResult;
 using minidl::testing::read_curves;
@@ -274,3 +276,5 @@ TEST_CASE("digits --distributed refuses a batch that does not divide across the 
   REQUIRE(r.err.find("digits: --batch-size 64 does not divide across 3 ranks") != std::string::npos);
 }
 #endif
+
+}  // namespace test_distributed_digits

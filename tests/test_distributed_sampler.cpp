@@ -6,6 +6,8 @@
 #include "minidl/distributed/distributed_sampler.hpp"
 #include "minidl/tensor/error.hpp"
 
+namespace test_distributed_sampler {
+
 using namespace minidl;
 using distributed::DistributedSampler;
 
@@ -70,3 +72,5 @@ TEST_CASE("DistributedSampler refuses a bad rank or replica count", "[distribute
   REQUIRE_THROWS_WITH(DistributedSampler(-1, {.num_replicas = 2}),
                       "DistributedSampler: dataset size must not be negative, got -1");
 }
+
+}  // namespace test_distributed_sampler

@@ -4,6 +4,8 @@
 #include "support/check.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_embedding {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -163,3 +165,5 @@ TEST_CASE("Embedding's constructor errors name the option and its value", "[embe
                       "num_embeddings=-1, embedding_dim=2");
   REQUIRE_THROWS_WITH(nn::Embedding(3, -4), Contains("embedding_dim=-4"));
 }
+
+}  // namespace test_embedding

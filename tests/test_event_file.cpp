@@ -13,6 +13,8 @@
 #include "minidl/io/record_writer.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_event_file {
+
 using namespace minidl;
 
 namespace {
@@ -102,3 +104,5 @@ TEST_CASE("EventWriter names the directory it cannot create", "[event_file]") {
   const std::string file = dir.write("taken", "a file, not a directory");
   REQUIRE_THROWS_WITH(io::EventWriter(file + "/run"), Catch::Contains("cannot create") && Catch::Contains(file));
 }
+
+}  // namespace test_event_file

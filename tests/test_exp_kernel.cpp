@@ -9,6 +9,8 @@
 
 #include "kernels/exp_value.hpp"
 
+namespace test_exp_kernel {
+
 namespace {
 
 // |got - exact| in units of the last place of the double nearest to exact.
@@ -56,3 +58,5 @@ TEST_CASE("exp_nonpositive's edge values: 1 at 0, 0 past the subnormals and at -
   CHECK(exp_nonpositive(-745.13) == std::numeric_limits<double>::denorm_min());
   CHECK(std::isnan(exp_nonpositive(std::numeric_limits<double>::quiet_NaN())));
 }
+
+}  // namespace test_exp_kernel

@@ -9,6 +9,8 @@
 #include "minidl/minidl.hpp"
 #include "support/fixture.hpp"
 
+namespace test_fixtures_norm {
+
 using namespace minidl;
 using minidl::testing::check_call;
 using minidl::testing::check_close;
@@ -118,3 +120,5 @@ TEST_CASE("fixtures: GroupNorm matches PyTorch for G = 1, G = C and between, ran
     }
   }
 }
+
+}  // namespace test_fixtures_norm

@@ -7,6 +7,8 @@
 #include "minidl/minidl.hpp"
 #include "support/fixture.hpp"
 
+namespace test_fixtures_ops {
+
 using namespace minidl;
 using minidl::testing::check_call;
 using minidl::testing::Fixture;
@@ -80,3 +82,5 @@ TEST_CASE("fixtures: every fixture file belongs to a module the tests compare", 
     CHECK(std::find(compared.begin(), compared.end(), fx.module()) != compared.end());
   }
 }
+
+}  // namespace test_fixtures_ops

@@ -11,6 +11,8 @@
 #include "kernels/gemm_form.hpp"
 #include "support/check.hpp"
 
+namespace test_gemm_form {
+
 using namespace minidl;
 using kernels::GemmForm;
 
@@ -93,3 +95,5 @@ TEST_CASE("the GEMM recorder logs the sgemv form as the one-row product, and rep
     CHECK(std::memcmp(again.data(), c.data(), 10 * sizeof(float)) == 0);  // the same call: the same bits
   }
 }
+
+}  // namespace test_gemm_form

@@ -9,6 +9,8 @@
 #include "gemm_recorder.hpp"
 #include "minidl/minidl.hpp"
 
+namespace test_gemm_log {
+
 using namespace minidl;
 using bench::GemmLog;
 
@@ -65,3 +67,5 @@ TEST_CASE("reading a gemm log names the file and what is wrong with it", "[gemm]
   CHECK_THROWS_WITH(bench::read_gemm_log(path), Catch::Contains("a buffer id out of range"));
   std::remove(path.c_str());
 }
+
+}  // namespace test_gemm_log

@@ -5,6 +5,8 @@
 #include "gemm_recorder.hpp"
 #include "minidl/minidl.hpp"
 
+namespace test_gemm_recorder {
+
 using namespace minidl;
 using bench::GemmCall;
 using bench::GemmRecorder;
@@ -57,3 +59,5 @@ TEST_CASE("GemmRecorder records nothing once destroyed", "[gemm][bench]") {
   REQUIRE(later.calls().size() == 1);
   CHECK(same_call(later.calls()[0], false, false, 3, 3, 2, 0.0f));
 }
+
+}  // namespace test_gemm_recorder

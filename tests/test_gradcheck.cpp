@@ -6,6 +6,8 @@
 #include "minidl/autograd/node.hpp"
 #include "support/check.hpp"
 
+namespace test_gradcheck {
+
 using namespace minidl;
 using autograd::gradcheck;
 using autograd::GradcheckFunction;
@@ -197,3 +199,5 @@ TEST_CASE("gradcheck allows for the rounding of the outputs it differences", "[g
   const double moved = (double(up + 1000.0f) + double(down + 1000.0f)) * std::abs(double(v.data()[report.index]));
   CHECK(report.rounding == Approx(8.0 * 0x1p-24 * moved / (double(up) - double(down))).epsilon(1e-12));
 }
+
+}  // namespace test_gradcheck

@@ -12,6 +12,8 @@
 #include "support/digits_cli.hpp"
 #include "support/limited_process.hpp"
 
+namespace test_hard_cases {
+
 using namespace minidl;
 using minidl::testing::ChildLimits;
 using minidl::testing::DigitsScratch;
@@ -27,12 +29,14 @@ const std::string kOneBlasThread = "OMP_NUM_THREADS=1";
 
 constexpr size_t kMaxDataBytes = size_t(64) << 20;  // the largest data file digits reads
 
+#if !defined(__SANITIZE_ADDRESS__)  // the cases that run digits under a limit (below)
 LimitedResult run_limited(const DigitsScratch& s, rlim_t address_space_bytes, const std::vector<std::string>& args) {
   std::vector<std::string> argv{testing::kDigitsBinary, "--data", s.data().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return testing::run_limited(argv, s.dir.path(),
                               ChildLimits{.address_space_bytes = address_space_bytes, .environment = {kOneBlasThread}});
 }
+#endif
 
 }  // namespace
 
@@ -140,3 +144,5 @@ TEST_CASE("run_limited kills a child that outlives its deadline", "[cli][hardeni
   CHECK(r.timed_out);
   CHECK(r.signal == SIGKILL);
 }
+
+}  // namespace test_hard_cases

@@ -18,6 +18,8 @@
 #include "support/check.hpp"
 #include "support/digits_cli.hpp"
 
+namespace test_hardening {
+
 using namespace minidl;
 using minidl::testing::DigitsScratch;
 using minidl::testing::ProcessResult;
@@ -293,3 +295,5 @@ TEST_CASE("load_safetensors names a directory given as a checkpoint", "[io][hard
   REQUIRE_THROWS_WITH(io::load_safetensors(dir.file("ck.safetensors")),
                       Catch::Contains(dir.file("ck.safetensors") + ": is a directory, not a checkpoint file"));
 }
+
+}  // namespace test_hardening

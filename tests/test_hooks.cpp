@@ -9,6 +9,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_hooks {
+
 using namespace minidl;
 using minidl::testing::check_close;
 
@@ -278,3 +280,5 @@ TEST_CASE("a module's hooks move with it into a Sequential", "[hooks]") {
   model(Tensor::ones({1}));
   CHECK(calls == 1);
 }
+
+}  // namespace test_hooks

@@ -15,6 +15,8 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_kill_mid_write {
+
 using namespace minidl;
 using minidl::testing::TempDir;
 
@@ -216,3 +218,5 @@ TEST_CASE("the kill tests' comparisons tell a torn or changed file from a whole 
   CHECK_THAT(testing::csv_difference("run,seed,epoch,step,loss\n", curves, 1e-3), Catch::Contains("the file ends"));
   CHECK_THAT(testing::bytes_difference("ab\ncd\n", "ab\nce\n"), Catch::Contains("line 2: \"cd\" against \"ce\""));
 }
+
+}  // namespace test_kill_mid_write

@@ -3,6 +3,8 @@
 
 #include "experiments/experiments.hpp"
 
+namespace test_lab_bias_before_norm {
+
 using minidl::lab::measure_bias_before_norm;
 using minidl::lesson::NormKind;
 
@@ -29,3 +31,5 @@ TEST_CASE("lab bias_before_norm: only batch and layer are compared", "[lab]") {
   CHECK_THROWS_WITH(measure_bias_before_norm(NormKind::RMS, 0),
                     "measure_bias_before_norm compares batch and layer, got rms");
 }
+
+}  // namespace test_lab_bias_before_norm

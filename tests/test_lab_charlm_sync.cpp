@@ -6,6 +6,8 @@
 
 #include "experiments/experiments.hpp"
 
+namespace test_lab_charlm_sync {
+
 using namespace minidl::lab;
 
 namespace {
@@ -80,3 +82,5 @@ TEST_CASE("lab charlm_sync: without MPI it is not run", "[lab][charlm]") {
   CHECK(verdict_of(r) == Verdict::NotRun);
   CHECK(charlm_sync_experiment()->describe(r, quick()).table.starts_with("Not run: MPI support not built"));
 }
+
+}  // namespace test_lab_charlm_sync

@@ -8,21 +8,18 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_lab_cli {
+
+using minidl::testing::count_lines;
 using minidl::testing::ProcessResult;
 using minidl::testing::slurp;
 using minidl::testing::TempDir;
 
 namespace {
 
-ProcessResult lab(const TempDir& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{MINIDL_LAB_EXE};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult result = minidl::testing::run_process(argv, dir.path());
-  REQUIRE(result.signal == 0);
-  return result;
+ProcessResult run_lab(const TempDir& dir, const std::vector<std::string>& args) {
+  return minidl::testing::run_program(MINIDL_LAB_EXE, dir.path(), args);
 }
-
-size_t count_lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace
 
@@ -44,7 +41,7 @@ TEST_CASE("lab: bad arguments get one line and exit code 2", "[lab][cli]") {
       {{"list", "depth"}, "lab: `lab list` takes no names, got \"depth\"\n"},
   };
   for (const auto& [args, message] : cases) {
-    const ProcessResult r = lab(dir, args);
+    const ProcessResult r = run_lab(dir, args);
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(count_lines(r.err) == 1);
@@ -56,14 +53,14 @@ TEST_CASE("lab: bad arguments get one line and exit code 2", "[lab][cli]") {
 TEST_CASE("lab: an --out that is a file is refused before anything runs", "[lab][cli]") {
   TempDir dir;
   const std::string file = dir.write("taken", "x");
-  const ProcessResult r = lab(dir, {"run", "rms_offset", "--out", file});
+  const ProcessResult r = run_lab(dir, {"run", "rms_offset", "--out", file});
   CHECK(r.exit_code == 2);
   CHECK(r.err.starts_with("lab: --out " + file + " cannot be created"));
 }
 
 TEST_CASE("lab list names every experiment with its claim", "[lab][cli]") {
   TempDir dir;
-  const ProcessResult r = lab(dir, {"list"});
+  const ProcessResult r = run_lab(dir, {"list"});
   REQUIRE(r.exit_code == 0);
   size_t expected_lines = minidl::lab::chapters().size() - 1;  // a blank line between chapters
   for (const minidl::lab::Chapter& chapter : minidl::lab::chapters()) {
@@ -81,7 +78,7 @@ TEST_CASE("lab list names every experiment with its claim", "[lab][cli]") {
 TEST_CASE("lab without gnuplot says so in one line", "[lab][cli]") {
   TempDir dir;
   const ProcessResult r =
-      lab(dir, {"run", "rms_offset", "--out", dir.file("out")});  // warm: the command works with gnuplot
+      run_lab(dir, {"run", "rms_offset", "--out", dir.file("out")});  // warm: the command works with gnuplot
   REQUIRE(r.exit_code == 0);
   std::vector<std::string> argv{
       "/usr/bin/env", "PATH=" + dir.file("empty"), MINIDL_LAB_EXE, "run", "rms_offset", "--out", dir.file("out2")};
@@ -96,8 +93,8 @@ TEST_CASE("lab: several jobs at once give the records of one by one", "[lab][cli
   TempDir dir;
   auto run = [&](const std::string& jobs) {
     const std::string out = dir.file("out" + jobs);
-    const ProcessResult r = lab(dir, {"run", "eval_mode", "group_norm", "batch_mates", "--quick", "--seeds", "3",
-                                      "--jobs", jobs, "--out", out});
+    const ProcessResult r = run_lab(dir, {"run", "eval_mode", "group_norm", "batch_mates", "--quick", "--seeds", "3",
+                                          "--jobs", jobs, "--out", out});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     return out;
@@ -122,4 +119,6 @@ TEST_CASE("lab: several jobs at once give the records of one by one", "[lab][cli
   CHECK(page.find("\"name\":\"group part=training groups=") != std::string::npos);
   CHECK(page.find("Dygraph") != std::string::npos);
 }
+
+}  // namespace test_lab_cli
 #endif

@@ -4,6 +4,8 @@
 
 #include "experiments/experiments.hpp"
 
+namespace test_lab_group_norm {
+
 TEST_CASE("lab group_norm: both ends of GroupNorm", "[lab]") {
   for (uint64_t seed : {0, 1, 2}) {
     const auto m = minidl::lab::measure_group_norm_ends(seed);
@@ -15,3 +17,5 @@ TEST_CASE("lab group_norm: both ends of GroupNorm", "[lab]") {
   CHECK(wide.one_group_vs_layer_norm <= 1e-5);
   CHECK(wide.c_groups_vs_instance_norm <= 1e-5);
 }
+
+}  // namespace test_lab_group_norm

@@ -14,6 +14,8 @@
 #include "tools.hpp"
 #include "training/trainer_setup.hpp"
 
+namespace test_lab_judgements {
+
 using namespace minidl::lab;
 using minidl::lesson::InitScheme;
 using minidl::lesson::NormKind;
@@ -456,3 +458,5 @@ TEST_CASE("lab paired_differences: seed by seed, refusing unmatched seeds", "[la
   CHECK_THROWS_WITH(paired_differences({a[0]}, b, "x", 0.0),
                     Catch::Matchers::Contains("paired_differences: 1 records against 2, expected one per seed each"));
 }
+
+}  // namespace test_lab_judgements

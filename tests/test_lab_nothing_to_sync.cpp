@@ -8,6 +8,8 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_lab_nothing_to_sync {
+
 using minidl::lab::rank_traffic;
 using minidl::lesson::NormKind;
 
@@ -72,3 +74,5 @@ TEST_CASE("lab nothing_to_sync --quick: the counted traffic is what the collecti
   CHECK(rows == 6);  // N = 1, 2 x (local BatchNorm, LayerNorm, SyncBatchNorm), one seed
 }
 #endif
+
+}  // namespace test_lab_nothing_to_sync

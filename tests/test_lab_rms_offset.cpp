@@ -5,6 +5,8 @@
 
 #include "experiments/experiments.hpp"
 
+namespace test_lab_rms_offset {
+
 using minidl::lab::measure_offset;
 
 TEST_CASE("lab rms_offset: LayerNorm centers the output, RMSNorm keeps the offset scaled", "[lab]") {
@@ -26,3 +28,5 @@ TEST_CASE("lab rms_offset: the lesson's worked examples", "[lab]") {
     for (size_t i = 0; i < w.expected.size(); ++i) CHECK(w.computed[i] == Approx(w.expected[i]).margin(w.tolerance));
   }
 }
+
+}  // namespace test_lab_rms_offset

@@ -11,7 +11,12 @@
 #include "experiments/sequence/checks.hpp"
 #include "experiments/sequence/probes.hpp"
 #include "registry.hpp"
+#include "support/datasets.hpp"
 #include "tools.hpp"
+
+namespace test_lab_sequence_probes {
+
+using minidl::testing::words_split;
 
 using namespace minidl::lab;
 using minidl::charlm::NormKind;
@@ -154,12 +159,6 @@ std::vector<Case> cases() {
 
 std::shared_ptr<const Experiment> experiment(const std::string& name) { return select_experiments({name}).front(); }
 
-const minidl::charlm::WordSplit& words() {
-  static const minidl::charlm::WordSplit split =
-      minidl::charlm::load_split(std::string(MINIDL_SOURCE_DIR) + "/data/words.txt", 31);
-  return split;
-}
-
 }  // namespace
 
 TEST_CASE("lab sequence: each rule on constructed records", "[lab][lab_sequence]") {
@@ -194,7 +193,7 @@ TEST_CASE("lab sequence leak: later tokens and batch mates move nothing under La
   for (NormKind norm : {NormKind::Layer, NormKind::RMS})
     for (bool train : {true, false})
       for (uint64_t seed : {0, 1}) {
-        const LeakMoves m = measure_leak(words(), norm, train, seed);
+        const LeakMoves m = measure_leak(words_split(), norm, train, seed);
         INFO(minidl::charlm::short_name(norm) << (train ? " train" : " eval") << " seed " << seed);
         CHECK(m.later_token == 0.0);
         CHECK(m.batch_mate == 0.0);
@@ -205,10 +204,10 @@ TEST_CASE("lab sequence leak: train-mode BatchNorm moves earlier logits, eval mo
   for (NormKind norm : {NormKind::Batch, NormKind::BatchMasked})
     for (uint64_t seed : {0, 1}) {
       INFO(minidl::charlm::short_name(norm) << " seed " << seed);
-      const LeakMoves train = measure_leak(words(), norm, true, seed);
+      const LeakMoves train = measure_leak(words_split(), norm, true, seed);
       CHECK(train.later_token > 1e-4);
       CHECK(train.batch_mate > 1e-4);
-      const LeakMoves eval = measure_leak(words(), norm, false, seed);
+      const LeakMoves eval = measure_leak(words_split(), norm, false, seed);
       CHECK(eval.later_token == 0.0);
       CHECK(eval.batch_mate == 0.0);
     }
@@ -222,8 +221,8 @@ TEST_CASE("lab sequence batch_one: the cache equals full passes, LayerNorm's mod
     options.norm = norm;
     auto model = fresh_model(options, 3);
     model->eval();
-    CHECK(cache_difference(*model, words(), 3) <= 1e-4);
-    const double modes = mode_difference(*model, words());
+    CHECK(cache_difference(*model, words_split(), 3) <= 1e-4);
+    const double modes = mode_difference(*model, words_split());
     if (norm == NormKind::Layer || norm == NormKind::RMS) CHECK(modes == 0.0);
     else CHECK(modes > 1e-3);
     CHECK_FALSE(model->is_training());
@@ -253,3 +252,5 @@ TEST_CASE("lab sequence: the probes' errors name what was expected and what came
   CHECK_THROWS_WITH(max_abs_difference(minidl::Tensor::zeros({2, 3}), minidl::Tensor::zeros({3, 2})),
                     "max_abs_difference: expected equal shapes, got [2, 3] and [3, 2]");
 }
+
+}  // namespace test_lab_sequence_probes

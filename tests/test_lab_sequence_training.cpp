@@ -10,7 +10,13 @@
 #include "experiments/experiments.hpp"
 #include "models/charlm_model.hpp"
 #include "registry.hpp"
+#include "support/datasets.hpp"
 #include "tools.hpp"
+
+namespace test_lab_sequence_training {
+
+using minidl::testing::digits_split;
+using minidl::testing::words_split;
 
 using namespace minidl::lab;
 
@@ -205,22 +211,10 @@ TEST_CASE("lab micro_batch: each verdict its rule can give", "[lab][sequence]") 
   CHECK(verdict("micro_batch", micro_batch(kNaN, 0.1)) == "held partly");    // unfinished: no gap
 }
 
-namespace {
-const minidl::data::DigitsSplit& digits() {
-  static const minidl::data::DigitsSplit split = minidl::data::load_digits(std::string(MINIDL_SOURCE_DIR) + "/data");
-  return split;
-}
-const minidl::charlm::WordSplit& words() {
-  static const minidl::charlm::WordSplit split =
-      minidl::charlm::load_split(std::string(MINIDL_SOURCE_DIR) + "/data/words.txt", 31);
-  return split;
-}
-}  // namespace
-
 TEST_CASE("lab padding_stats: more padding moves real tokens only under BatchNorm over every position",
           "[lab][sequence]") {
   const Settings s = quick();
-  const Context c{s, digits(), words()};
+  const Context c{s, digits_split(), words_split()};
   // The exact part of the claim, on a briefly trained model: rounding for the others (the
   // products' shapes change with the padding), a visible change for `batch`.
   CHECK(measure_padding_stats(c, minidl::charlm::NormKind::Batch, "random", 0).num("padding_sensitivity") > 1e-2);
@@ -251,3 +245,5 @@ TEST_CASE("lab rms_vs_layer: the norm-cost measurement gives a time per layer an
   CHECK(std::isfinite(cost.rms_us));
   CHECK(cost.median_ratio > 0.0);
 }
+
+}  // namespace test_lab_sequence_training

@@ -5,17 +5,15 @@
 #include "minidl/nn/norm/batch_norm.hpp"
 #include "minidl/tensor/error.hpp"
 #include "models/deep_net.hpp"
+#include "support/datasets.hpp"
 #include "training/digits_train.hpp"
+
+namespace test_lab_training_options {
+
+using minidl::testing::digits_split;
 
 using namespace minidl;
 using lesson::NormKind;
-
-namespace {
-const data::DigitsSplit& digits() {
-  static const data::DigitsSplit split = data::load_digits(std::string(MINIDL_SOURCE_DIR) + "/data");
-  return split;
-}
-}  // namespace
 
 TEST_CASE("deep_net init_scale multiplies every Linear's weight and leaves biases", "[lab][lesson]") {
   Generator a(5), b(5);
@@ -51,9 +49,11 @@ TEST_CASE("train_run with steps trains exactly that many steps across epochs", "
   o.net.depth = 1;
   o.batch_size = 500;  // 3 batches per epoch (500, 500, 437)
   o.steps = 7;
-  const lesson::RunResult r = lesson::train_run(digits(), o);
+  const lesson::RunResult r = lesson::train_run(digits_split(), o);
   REQUIRE(r.ok());
   REQUIRE(r.curve.size() == 7);
   CHECK(r.curve.back().epoch == 3);  // 3 + 3 + 1
   CHECK(r.validation.size() == 3);
 }
+
+}  // namespace test_lab_training_options

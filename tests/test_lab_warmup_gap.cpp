@@ -8,6 +8,8 @@
 
 #include "registry.hpp"
 
+namespace test_lab_warmup_gap {
+
 using namespace minidl::lab;
 
 namespace {
@@ -74,3 +76,5 @@ TEST_CASE("lab warmup_gap: a run that diverges counts ln 27", "[lab][sequence]")
 TEST_CASE("lab warmup_gap: an arm without runs is an error", "[lab][sequence]") {
   CHECK_THROWS_WITH(decision(runs({}, kWarm, kPre)), Catch::Contains("0 records against 5"));
 }
+
+}  // namespace test_lab_warmup_gap

@@ -5,20 +5,19 @@
 
 #include "data/batch_order.hpp"
 #include "support/check.hpp"
+#include "support/datasets.hpp"
 #include "training/digits_train.hpp"
+
+namespace test_lesson {
+
+using minidl::testing::digits_split;
 
 using namespace minidl;
 using lesson::NormKind;
 
 namespace {
 
-const std::string kDataDir = std::string(MINIDL_SOURCE_DIR) + "/data";
 const std::string kLessonFixtures = std::string(MINIDL_SOURCE_DIR) + "/tests/fixtures/lesson";
-
-const data::DigitsSplit& digits() {
-  static const data::DigitsSplit split = data::load_digits(kDataDir);
-  return split;
-}
 
 std::vector<std::string> state_names(const nn::Module& model) {
   std::vector<std::string> names;
@@ -83,9 +82,9 @@ TEST_CASE("norm names parse and print as the lesson writes them", "[lesson]") {
 
 TEST_CASE("the lesson's finding: the deep tanh network learns only with a norm layer", "[lesson]") {
   const double ln10 = std::log(10.0);
-  lesson::RunResult none = lesson::train_run(digits(), {.norm = NormKind::None});
-  lesson::RunResult batch = lesson::train_run(digits(), {.norm = NormKind::Batch});
-  lesson::RunResult layer = lesson::train_run(digits(), {.norm = NormKind::Layer});
+  lesson::RunResult none = lesson::train_run(digits_split(), {.norm = NormKind::None});
+  lesson::RunResult batch = lesson::train_run(digits_split(), {.norm = NormKind::Batch});
+  lesson::RunResult layer = lesson::train_run(digits_split(), {.norm = NormKind::Layer});
   for (const auto* r : {&none, &batch, &layer}) {
     INFO(lesson::summary_line(*r));
     REQUIRE(r->ok());
@@ -104,7 +103,7 @@ TEST_CASE("train_run reports each epoch and is deterministic for a seed", "[less
   std::vector<lesson::EpochReport> reports;
   lesson::TrainOptions options{.norm = NormKind::Batch, .net = {.depth = 2, .width = 16}, .epochs = 3};
   lesson::RunResult first =
-      lesson::train_run(digits(), options, [&](const lesson::EpochReport& r) { reports.push_back(r); });
+      lesson::train_run(digits_split(), options, [&](const lesson::EpochReport& r) { reports.push_back(r); });
   REQUIRE(reports.size() == 3);
   for (int64_t e = 0; e < 3; ++e) {
     CHECK(reports[size_t(e)].epoch == e + 1);
@@ -115,27 +114,27 @@ TEST_CASE("train_run reports each epoch and is deterministic for a seed", "[less
     CHECK(reports[size_t(e)].mean_loss == Approx(sum / 23).epsilon(1e-6));
   }
   CHECK(reports.back().val_accuracy == first.val_accuracy);  // same model, same split
-  lesson::RunResult again = lesson::train_run(digits(), options);
+  lesson::RunResult again = lesson::train_run(digits_split(), options);
   CHECK(lesson::curves_csv({first}) == lesson::curves_csv({again}));
   options.seed = 1;
-  CHECK(lesson::curves_csv({first}) != lesson::curves_csv({lesson::train_run(digits(), options)}));
+  CHECK(lesson::curves_csv({first}) != lesson::curves_csv({lesson::train_run(digits_split(), options)}));
 }
 
 TEST_CASE("train_run replays a batch order: same order, same curve", "[lesson]") {
   const auto orders = data::read_batch_order(kLessonFixtures + "/batch_order.txt", 1437, 5);
   lesson::TrainOptions options{.norm = NormKind::Layer, .net = {.depth = 3, .width = 32}, .epochs = 2, .seed = 9};
   options.batch_order = {orders[0], orders[1]};
-  lesson::RunResult a = lesson::train_run(digits(), options);
+  lesson::RunResult a = lesson::train_run(digits_split(), options);
   options.seed = 10;  // the order comes from the file, the init from the seed
-  lesson::RunResult b = lesson::train_run(digits(), options);
+  lesson::RunResult b = lesson::train_run(digits_split(), options);
   options.seed = 9;
-  lesson::RunResult c = lesson::train_run(digits(), options);
+  lesson::RunResult c = lesson::train_run(digits_split(), options);
   CHECK(lesson::curves_csv({a}) == lesson::curves_csv({c}));
   CHECK(lesson::curves_csv({a}) != lesson::curves_csv({b}));
 }
 
 TEST_CASE("a loss that turns NaN stops the run, naming run, epoch and step", "[lesson]") {
-  lesson::RunResult r = lesson::train_run(digits(), {.norm = NormKind::None, .net = {.depth = 2}, .lr = 1e38});
+  lesson::RunResult r = lesson::train_run(digits_split(), {.norm = NormKind::None, .net = {.depth = 2}, .lr = 1e38});
   REQUIRE(!r.ok());
   const lesson::StepLoss& last = r.curve.back();
   CHECK(!std::isfinite(last.loss));
@@ -160,3 +159,5 @@ TEST_CASE("summary_line and curves_csv print as the lesson and the plot script e
   r.train_loss = 0.13380663f;
   CHECK(lesson::curves_csv({r}) == "run,seed,epoch,step,loss\nnone,0,1,1,2.31965542\nnone,0,1,2,0.5\n");
 }
+
+}  // namespace test_lesson

@@ -27,6 +27,8 @@
 #include "minidl/io/safetensors.hpp"
 #include "training/digits_train.hpp"
 
+namespace test_lesson_pytorch {
+
 using namespace minidl;
 
 namespace {
@@ -101,3 +103,5 @@ TEST_CASE("lesson vs PyTorch: BatchNorm1d, the compared steps within 1e-4 of flo
 TEST_CASE("lesson vs PyTorch: LayerNorm, the compared steps within 1e-4 of float64", "[lesson][pytorch]") {
   check_run_against_pytorch("layer");
 }
+
+}  // namespace test_lesson_pytorch

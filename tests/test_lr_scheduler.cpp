@@ -10,6 +10,8 @@
 #include "minidl/minidl.hpp"
 #include "support/fixture.hpp"
 
+namespace test_lr_scheduler {
+
 using namespace minidl;
 using namespace minidl::optim;
 
@@ -163,3 +165,5 @@ TEST_CASE("Schedules refuse options out of range, naming them", "[optim][schedul
                       Catch::Contains("schedule 1 is built on another optimizer"));
   REQUIRE_THROWS_WITH(SequentialLR(optimizer, {}, {}), Catch::Contains("at least one schedule"));
 }
+
+}  // namespace test_lr_scheduler

@@ -11,6 +11,8 @@
 #include "support/dropped_weights.hpp"
 #include "support/module_fixture.hpp"
 
+namespace test_multihead_attention {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -238,3 +240,5 @@ TEST_CASE("MultiheadAttention's input gradients match finite differences", "[att
       },
       {Tensor::randn({2, 2, 4}, gen), Tensor::randn({2, 3, 4}, gen), Tensor::randn({2, 3, 4}, gen)});
 }
+
+}  // namespace test_multihead_attention

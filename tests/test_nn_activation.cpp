@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_nn_activation {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -47,3 +49,5 @@ TEST_CASE("Tanh and ReLU match PyTorch's fixtures", "[nn]") {
     check_close(x.grad(), f["input.grad"], 1e-6, 1e-5);
   }
 }
+
+}  // namespace test_nn_activation

@@ -6,6 +6,8 @@
 
 #include "minidl/minidl.hpp"
 
+namespace test_nn_containers {
+
 using namespace minidl;
 using Catch::Contains;
 
@@ -78,3 +80,5 @@ TEST_CASE("ModuleDict and ModuleList print as PyTorch 2.x's", "[nn][containers][
         "  )\n"
         ")");
 }
+
+}  // namespace test_nn_containers

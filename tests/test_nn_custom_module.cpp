@@ -5,6 +5,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_nn_custom_module {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -103,3 +105,5 @@ TEST_CASE("A user-defined module nests, names, prints and trains end to end", "[
   auto [x_test, y_test] = quadrant_data(256, gen);
   CHECK(accuracy(model(x_test), y_test) > 0.9f);
 }
+
+}  // namespace test_nn_custom_module

@@ -6,6 +6,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_nn_dropout {
+
 using namespace minidl;
 using minidl::testing::check_close;
 
@@ -99,3 +101,5 @@ TEST_CASE("Dropout refuses p below 0 or above 1 with PyTorch's message", "[nn][d
   CHECK(nn::Dropout(0.25).repr() == "Dropout(p=0.25, inplace=False)");
   CHECK(nn::Dropout().repr() == "Dropout(p=0.5, inplace=False)");
 }
+
+}  // namespace test_nn_dropout

@@ -8,6 +8,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_nn_gelu_silu {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -102,3 +104,5 @@ TEST_CASE("GELU refuses an unknown approximate with PyTorch's message, and the r
   CHECK(nn::SiLU().repr() == "SiLU()");
   CHECK(nn::GELU().state_dict().empty());
 }
+
+}  // namespace test_nn_gelu_silu

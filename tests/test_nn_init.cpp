@@ -7,6 +7,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_nn_init {
+
 using namespace minidl;
 namespace init = minidl::nn::init;
 
@@ -194,3 +196,5 @@ TEST_CASE("Linear's default init is kaiming_uniform_(a = sqrt 5) with the same b
     minidl::testing::check_close(layer.bias, b, 0.0, 0.0);
   }
 }
+
+}  // namespace test_nn_init

@@ -7,6 +7,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_nn_linear {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -157,3 +159,5 @@ TEST_CASE("LinearOptions: bias on by default, off by name", "[nn][linear]") {
   Generator a(5), b(5);
   check_close(nn::Linear(nn::LinearOptions(3, 2), a).weight, nn::Linear(3, 2, b).weight, 0.0, 0.0);
 }
+
+}  // namespace test_nn_linear

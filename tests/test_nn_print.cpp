@@ -6,6 +6,8 @@
 
 #include "minidl/minidl.hpp"
 
+namespace test_nn_print {
+
 using namespace minidl;
 
 namespace {
@@ -124,3 +126,5 @@ TEST_CASE("TransformerEncoder prints its repeated layers once, as PyTorch 2.x's 
   CHECK(
       printed(single).starts_with("TransformerEncoder(\n  (layers): ModuleList(\n    (0): TransformerEncoderLayer(\n"));
 }
+
+}  // namespace test_nn_print

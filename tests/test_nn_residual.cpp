@@ -7,6 +7,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_nn_residual {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -118,3 +120,5 @@ TEST_CASE("mlp draws its Linear layers from the generator in order", "[nn][resid
   check_close(m->at<nn::Linear>(2).bias, second.bias, 0.0, 0.0);
   CHECK(m->at<nn::Tanh>(1).type_name() == "Tanh");
 }
+
+}  // namespace test_nn_residual

@@ -5,6 +5,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_nn_sequential {
+
 using namespace minidl;
 using minidl::testing::check_close;
 
@@ -224,3 +226,5 @@ TEST_CASE("parameters() lists a module registered twice once (tied weights)", "[
   CHECK(params[0].same(shared->weight));
   CHECK(params[1].same(shared->bias));
 }
+
+}  // namespace test_nn_sequential

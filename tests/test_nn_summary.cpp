@@ -3,6 +3,8 @@
 
 #include "minidl/minidl.hpp"
 
+namespace test_nn_summary {
+
 using namespace minidl;
 
 TEST_CASE("summary lists every module with the parameters it holds, and the totals", "[nn][summary]") {
@@ -42,3 +44,5 @@ TEST_CASE("summary counts a frozen parameter as non-trainable and a shared one o
   CHECK(table.find("Trainable params: 9\n") != std::string::npos);
   CHECK(table.find("Non-trainable params: 3\n") != std::string::npos);
 }
+
+}  // namespace test_nn_summary

@@ -3,6 +3,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_batch_norm {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -339,3 +341,5 @@ TEST_CASE("BatchNorm errors name what was expected", "[norm][batch_norm]") {
                       "batch_norm: running_mean and running_var are required when not training");
   REQUIRE_THROWS_WITH(nn::BatchNorm1d(0), Catch::Contains("num_features must be positive"));
 }
+
+}  // namespace test_norm_batch_norm

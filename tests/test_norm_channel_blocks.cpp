@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_channel_blocks {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::random_normal;
@@ -41,3 +43,5 @@ TEST_CASE("BatchNorm over (N, C) matches its composite on odd channel counts", "
     }
   }
 }
+
+}  // namespace test_norm_channel_blocks

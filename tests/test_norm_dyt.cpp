@@ -6,6 +6,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_dyt {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -77,3 +79,5 @@ TEST_CASE("DyT errors name what was expected", "[norm][dyt]") {
   REQUIRE_THROWS_WITH(first(Tensor::zeros({4})),
                       Catch::Contains("expected input with 4 features on dim 1 (N, C, *), got shape [4]"));
 }
+
+}  // namespace test_norm_dyt

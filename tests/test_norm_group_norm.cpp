@@ -3,6 +3,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_group_norm {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -167,3 +169,5 @@ TEST_CASE("GroupNorm errors name what was expected", "[norm][group_norm]") {
   REQUIRE_THROWS_WITH(group_norm(Tensor::zeros({2, 6}), 2, Tensor::ones({4}), Tensor()),
                       Catch::Contains("expected weight of shape [6]") && Catch::Contains("got [4]"));
 }
+
+}  // namespace test_norm_group_norm

@@ -4,6 +4,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_kernels {
+
 using namespace minidl;
 using minidl::testing::check_close;
 
@@ -39,3 +41,5 @@ TEST_CASE("BatchNorm over several chunks of the batch, mean 1e4 and std 1e-1, ma
                 1e-4, 1e-5);
   }
 }
+
+}  // namespace test_norm_kernels

@@ -3,6 +3,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_layer_norm {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -151,3 +153,5 @@ TEST_CASE("LayerNorm errors name what was expected", "[norm][layer_norm]") {
   REQUIRE_THROWS_WITH(layer_norm(Tensor::zeros({2, 4}), {}, Tensor(), Tensor()),
                       Catch::Contains("Expected normalized_shape to be at least 1-dimensional"));
 }
+
+}  // namespace test_norm_layer_norm

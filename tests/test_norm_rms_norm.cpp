@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_rms_norm {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -105,3 +107,5 @@ TEST_CASE("RMSNorm errors name what was expected", "[norm][rms_norm]") {
   REQUIRE_THROWS_WITH(rms_norm(Tensor::zeros({2, 4}), {4}, Tensor::ones({2, 2})),
                       Catch::Contains("expected weight of shape [4]") && Catch::Contains("got [2, 2]"));
 }
+
+}  // namespace test_norm_rms_norm

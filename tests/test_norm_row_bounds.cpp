@@ -12,6 +12,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_row_bounds {
+
 using namespace minidl;
 using minidl::testing::random_normal;
 
@@ -245,3 +247,5 @@ TEST_CASE("LayerNorm's backward keeps a mean of 1e4 against a spread of 1e-2 to 
     check_backward(x, dy, random_normal({width}, 82, 1.0f, 0.5f), true);
   }
 }
+
+}  // namespace test_norm_row_bounds

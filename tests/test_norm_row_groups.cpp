@@ -6,6 +6,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_row_groups {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::random_normal;
@@ -88,3 +90,5 @@ TEST_CASE("LayerNorm and RMSNorm give each row the same bits in a group of rows 
     }
   }
 }
+
+}  // namespace test_norm_row_groups

@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/norm_reference.hpp"
 
+namespace test_norm_threads {
+
 using namespace minidl;
 
 namespace {
@@ -65,3 +67,5 @@ TEST_CASE("Norm kernels give identical bits with 1 and 2 threads", "[norm][threa
     }
   }
 }
+
+}  // namespace test_norm_threads

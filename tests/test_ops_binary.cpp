@@ -1,6 +1,8 @@
 // add/sub/mul/div with broadcasting: values, gradients, shape errors.
 #include "support/check.hpp"
 
+namespace test_ops_binary {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -137,3 +139,5 @@ TEST_CASE("a gradient flows only to the inputs that need it", "[ops][autograd]")
   check_close(d.grad(), {-1.0f / 16, -2.0f / 64}, 0, 1e-7);
   CHECK_FALSE(c.grad().defined());
 }
+
+}  // namespace test_ops_binary

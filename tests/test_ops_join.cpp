@@ -4,6 +4,8 @@
 #include "support/check.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_ops_join {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -197,3 +199,5 @@ TEST_CASE("gradients of cat, stack, split, chunk, narrow, slice and permute by f
   check_gradients([](Inputs in) { return slice(in[0], 0, 1, 6, 2); }, {r({6, 2})}, kLinearStep);
   check_gradients([](Inputs in) { return permute(in[0], {3, 1, 0, 2}); }, {r({2, 3, 2, 4})}, kLinearStep);
 }
+
+}  // namespace test_ops_join

@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_ops_masking {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -95,3 +97,5 @@ TEST_CASE("tril and triu gradients by finite differences", "[ops][autograd][seqo
   check_gradients([](const std::vector<Tensor>& in) { return triu(in[0], -1); }, {Tensor::randn({4, 3}, gen)},
                   kLinearStep);
 }
+
+}  // namespace test_ops_masking

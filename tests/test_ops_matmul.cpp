@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_ops_matmul {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -209,3 +211,5 @@ TEST_CASE("linear takes inputs of any rank (N, *, in) and a single (in) example"
   REQUIRE_THROWS_WITH(linear(Tensor::zeros({2, 3, 4}), Tensor::zeros({4, 5}), Tensor()),
                       Catch::Contains("got [2, 3, 4]"));
 }
+
+}  // namespace test_ops_matmul

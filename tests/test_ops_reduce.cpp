@@ -3,6 +3,8 @@
 
 #include "support/check.hpp"
 
+namespace test_ops_reduce {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -225,3 +227,5 @@ TEST_CASE("max sends the gradient to the first maximum, max() shares it between 
   (max(y) * 6.0f).backward();
   check_close(y.grad(), {2, 0, 2, 2}, 0, 0);
 }
+
+}  // namespace test_ops_reduce

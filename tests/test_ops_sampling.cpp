@@ -8,6 +8,8 @@
 #include "support/chi_square.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_ops_sampling {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -163,3 +165,5 @@ TEST_CASE("temperature, top-k, softmax, multinomial: only the k most likely toke
   for (float token : drawn.to_vector()) seen.insert(token);
   CHECK(seen == std::set<float>{1.0f, 3.0f});
 }
+
+}  // namespace test_ops_sampling

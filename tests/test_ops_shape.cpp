@@ -4,6 +4,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_ops_shape {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -114,3 +116,5 @@ TEST_CASE("transpose of any two dims matches PyTorch's torch.transpose", "[ops][
   check_gradients([](const std::vector<Tensor>& in) { return transpose(in[0], 1, -1); },
                   {Tensor::randn({2, 3, 4}, gen)});
 }
+
+}  // namespace test_ops_shape

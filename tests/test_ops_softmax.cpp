@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_ops_softmax {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -59,3 +61,5 @@ TEST_CASE("softmax's gradient by finite differences", "[ops][autograd][seqops]")
   check_gradients([](Inputs in) { return softmax(in[0], 1); }, {Tensor::randn({2, 3, 2}, gen)});
   check_gradients([](Inputs in) { return softmax(in[0], -1); }, {Tensor::randn({2, 2, 3, 3}, gen)});
 }
+
+}  // namespace test_ops_softmax

@@ -3,6 +3,8 @@
 
 #include "support/check.hpp"
 
+namespace test_ops_unary {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using minidl::testing::check_gradients;
@@ -71,3 +73,5 @@ TEST_CASE("relu passes no gradient where its input is negative", "[ops][autograd
   sum(relu(x) * Tensor::from_vector({10, 20, 30, 40})).backward();
   check_close(x.grad(), {0, 20, 0, 40}, 0, 0);
 }
+
+}  // namespace test_ops_unary

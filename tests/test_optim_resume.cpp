@@ -9,6 +9,8 @@
 #include "minidl/minidl.hpp"
 #include "support/check.hpp"
 
+namespace test_optim_resume {
+
 using namespace minidl;
 using namespace minidl::optim;
 
@@ -247,3 +249,5 @@ TEST_CASE("read_optimizer_state refuses files that are not one group's optimizer
   CHECK(sgd.momentum_buffer(0).to_vector() == std::vector<float>{1.0f, 1.0f});
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_optim_resume

@@ -17,6 +17,8 @@
 #include "support/check.hpp"
 #include "support/process.hpp"
 
+namespace test_optim_state_torch {
+
 using namespace minidl;
 using namespace minidl::optim;
 using minidl::testing::check_close;
@@ -127,3 +129,5 @@ TEST_CASE("Optimizer states load into torch.optim and back", "[.torch]") {
   }
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_optim_state_torch

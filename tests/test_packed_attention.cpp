@@ -11,6 +11,8 @@
 #include "support/check.hpp"
 #include "support/fixture_calls.hpp"
 
+namespace test_packed_attention {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -123,3 +125,5 @@ TEST_CASE("self_attention_packed with a cache refuses a graph and a qkv unlike t
                     Contains("self_attention_packed: expected qkv (B, L, 3C) with the cache's B and 3C, got qkv of "
                              "shape [2, 1, 24] and a cache of shape [1, 1, 24]"));
 }
+
+}  // namespace test_packed_attention

@@ -9,6 +9,8 @@
 #include "minidl/io/safetensors.hpp"
 #include "support/check.hpp"
 
+namespace test_regressions {
+
 using namespace minidl;
 
 namespace {
@@ -87,3 +89,5 @@ TEST_CASE("the parse-from-memory readers agree with the file readers", "[regress
   CHECK(state[1].dtype == DType::I64);
   CHECK(state[1].value.to_vector() == std::vector<float>{7.0f});
 }
+
+}  // namespace test_regressions

@@ -9,6 +9,8 @@
 #include "support/check.hpp"
 #include "support/temp_dir.hpp"
 
+namespace test_safetensors {
+
 using namespace minidl;
 using minidl::testing::TempDir;
 
@@ -241,3 +243,5 @@ TEST_CASE("load_safetensors skips __metadata__ and reads PyTorch's entry order",
   CHECK(state[2].value.shape() == Shape{});
   CHECK(state[2].value.item() == 7.0f);
 }
+
+}  // namespace test_safetensors

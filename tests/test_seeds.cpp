@@ -6,6 +6,8 @@
 #include "runs/seeds.hpp"
 #include "support/check.hpp"
 
+namespace test_seeds {
+
 using namespace minidl;
 using lesson::NormKind;
 
@@ -164,3 +166,5 @@ TEST_CASE("validation_csv holds each epoch's validation figures per run and seed
   CHECK(lesson::validation_csv({r}) ==
         "run,seed,epoch,step,val_loss,val_accuracy\nlayer,4,1,23,0.75,0.5\nlayer,4,2,46,0.25,0.875\n");
 }
+
+}  // namespace test_seeds

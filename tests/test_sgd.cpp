@@ -5,6 +5,8 @@
 #include "support/check.hpp"
 #include "support/fixture.hpp"
 
+namespace test_sgd {
+
 using namespace minidl;
 using minidl::testing::check_close;
 using optim::SGD;
@@ -312,3 +314,5 @@ TEST_CASE("SGD refuses a missing or negative lr, as PyTorch, and allows lr = 0",
   REQUIRE_THROWS_WITH(optim::SGD({p}, {.lr = -0.1}), "SGD: invalid learning rate: lr=-0.1 (expected >= 0)");
   CHECK_NOTHROW(optim::SGD({p}, {.lr = 0.0}));
 }
+
+}  // namespace test_sgd

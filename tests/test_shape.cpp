@@ -6,6 +6,8 @@
 #include "minidl/tensor/shape.hpp"
 #include "minidl/tensor/tensor.hpp"
 
+namespace test_shape {
+
 using namespace minidl;
 
 namespace {
@@ -102,3 +104,5 @@ TEST_CASE("a tensor of a rank past the inline capacity works as any other", "[sh
   CHECK(r.reshape(deep).shape() == deep);
   CHECK(to_string(Shape{2, 3}) == "[2, 3]");
 }
+
+}  // namespace test_shape

@@ -7,6 +7,8 @@
 #include "tensor/memory_caching.hpp"
 #include "tensor/small_blocks.hpp"
 
+namespace test_small_blocks {
+
 using namespace minidl;
 using detail::small_block_allocate;
 using detail::small_block_free;
@@ -78,3 +80,5 @@ TEST_CASE("a training step's tensor headers, nodes and buffers come back to thei
   CHECK(detail::storage_cache_stats().bytes == buffers.bytes);
   CHECK(layer.weight.grad().defined());
 }
+
+}  // namespace test_small_blocks

@@ -8,6 +8,8 @@
 
 #include "minidl/minidl.hpp"
 
+namespace test_stats_recorder {
+
 using namespace minidl;
 using diagnostics::StatsRecorder;
 using diagnostics::StatsRow;
@@ -210,3 +212,5 @@ TEST_CASE("StatsRecorder's rows are plain values, and a log keeps their names pa
   CHECK(log.rows[4].high == 1.0);
   CHECK(log.rows[4].value == Approx(2.0 / 3.0));  // 0.25 and 1.0 (the top edge) in a bin of width 1
 }
+
+}  // namespace test_stats_recorder

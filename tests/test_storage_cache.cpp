@@ -15,6 +15,8 @@
 #include "tensor/memory_caching.hpp"
 #include "tensor/small_blocks.hpp"
 
+namespace test_storage_cache {
+
 using namespace minidl;
 using detail::storage_block_bytes;
 using detail::storage_cache_stats;
@@ -242,3 +244,5 @@ TEST_CASE("storage made and freed on OpenMP threads, each freeing another's, kee
   std::sort(starts.begin(), starts.end());
   CHECK(std::adjacent_find(starts.begin(), starts.end()) == starts.end());
 }
+
+}  // namespace test_storage_cache

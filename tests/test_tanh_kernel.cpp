@@ -14,6 +14,8 @@
 #include "kernels/tanh_value.hpp"
 #include "minidl/minidl.hpp"
 
+namespace test_tanh_kernel {
+
 using minidl::kernels::tanh_forward;
 
 namespace {
@@ -176,3 +178,5 @@ TEST_CASE("tanh never decreases from one float to the next, over every float in 
   CHECK(decreases == 0);
   CHECK(previous == 1.0f);
 }
+
+}  // namespace test_tanh_kernel

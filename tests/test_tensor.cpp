@@ -4,6 +4,8 @@
 
 #include "support/check.hpp"
 
+namespace test_tensor {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -339,3 +341,5 @@ TEST_CASE("Tensor::randn(shape) draws from the global generator, x.sum() and x.m
   CHECK(x.mean({1}, true).shape() == Shape{2, 1});
   minidl::testing::check_close(x.sum({1}), sum(x, {1}), 0.0, 0.0);
 }
+
+}  // namespace test_tensor

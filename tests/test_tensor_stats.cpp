@@ -8,6 +8,8 @@
 
 #include "minidl/minidl.hpp"
 
+namespace test_tensor_stats {
+
 using namespace minidl;
 using diagnostics::HistogramOptions;
 using diagnostics::TensorStats;
@@ -196,3 +198,5 @@ TEST_CASE("histogram refuses more bins than a float can count", "[diagnostics][t
   CHECK_THROWS_WITH(diagnostics::describe(Tensor::ones({2}), 0.97f, {.bins = -1}),
                     "histogram: expected at least 1 bin, got -1");
 }
+
+}  // namespace test_tensor_stats

@@ -7,6 +7,8 @@
 #include "support/check.hpp"
 #include "support/module_fixture.hpp"
 
+namespace test_transformer {
+
 using namespace minidl;
 using Catch::Contains;
 using minidl::testing::check_close;
@@ -141,3 +143,5 @@ TEST_CASE("TransformerEncoderLayer's input gradient matches finite differences, 
                     {Tensor::randn({3, 2, 4}, gen)});
   }
 }
+
+}  // namespace test_transformer

@@ -52,4 +52,9 @@ class DigitsScratch {
   TempDir dir;
 };
 
+/// Runs the built digits program with args in dir; a crash fails the test.
+inline ProcessResult run_digits(const TempDir& dir, const std::vector<std::string>& args) {
+  return run_program(kDigitsBinary, dir.path(), args);
+}
+
 }  // namespace minidl::testing

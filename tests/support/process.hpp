@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +57,9 @@ inline void wait_process(pid_t pid, ProcessResult& result) {
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
 }
 
+/// How many lines text holds (its newlines).
+inline size_t count_lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
+
 inline std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -71,6 +76,16 @@ inline ProcessResult run_process(const std::vector<std::string>& argv, const std
   result.err = slurp(err);
   std::filesystem::remove(out);
   std::filesystem::remove(err);
+  return result;
+}
+
+/// Runs the program exe with args in dir (its output files go there); a crash fails the test.
+inline ProcessResult run_program(const std::string& exe, const std::filesystem::path& dir,
+                                 const std::vector<std::string>& args) {
+  std::vector<std::string> argv{exe};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessResult result = run_process(argv, dir);
+  REQUIRE(result.signal == 0);
   return result;
 }
 
