@@ -10,6 +10,9 @@ namespace minidl::kernels {
 /// Elements of work past which a loop is worth a team of OpenMP threads.
 constexpr int64_t kParallelElements = 1 << 16;
 
+/// Values per task of an element-wise update split over the threads (the optimizers' steps).
+constexpr int64_t kValuesPerTask = 1 << 14;
+
 /// The grain of a loop whose iterations each cost about `work` elements: iterations past it
 /// make kParallelElements of work in all. At least 1, so a single iteration stays serial.
 constexpr int64_t grain_for(int64_t work) {

@@ -37,13 +37,13 @@ NamedTensors without_duplicates(NamedTensors named) {
 RemovableHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
   if (!hooks_) hooks_ = std::make_unique<Hooks>();
   const uint64_t id = hooks_->pre->add(std::move(hook));
-  return RemovableHandle(std::weak_ptr<detail::HookRemover>(hooks_->pre), id);
+  return RemovableHandle(std::weak_ptr<minidl::detail::HookRemover>(hooks_->pre), id);
 }
 
 RemovableHandle Module::register_forward_hook(ForwardHook hook) {
   if (!hooks_) hooks_ = std::make_unique<Hooks>();
   const uint64_t id = hooks_->post->add(std::move(hook));
-  return RemovableHandle(std::weak_ptr<detail::HookRemover>(hooks_->post), id);
+  return RemovableHandle(std::weak_ptr<minidl::detail::HookRemover>(hooks_->post), id);
 }
 
 Tensor Module::call_with_hooks(const Tensor& given, const std::function<Tensor(const Tensor&)>& forward_of) {

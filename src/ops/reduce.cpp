@@ -29,15 +29,15 @@ std::vector<bool> reduced_mask(const Tensor& x, const Axes& axes) {
   return mask;
 }
 
-struct Reduction {
+struct ReductionPlan {
   Shape kept;     // same rank as x, 1 along reduced dims
   Shape result;   // kept, or with the reduced dims dropped
   int64_t count;  // elements folded into each output
 };
 
-Reduction plan(const Tensor& x, const Axes& axes, bool keepdim) {
+ReductionPlan plan(const Tensor& x, const Axes& axes, bool keepdim) {
   std::vector<bool> mask = reduced_mask(x, axes);
-  Reduction r{x.shape(), {}, 1};
+  ReductionPlan r{x.shape(), {}, 1};
   for (size_t d = 0; d < mask.size(); ++d) {
     if (mask[d]) {
       r.count *= r.kept[d];
@@ -96,7 +96,7 @@ Tensor full_var_grad_without_dof(float g, const Tensor& centered) {
 }  // namespace
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
-  Reduction r = plan(x, axes, keepdim);
+  ReductionPlan r = plan(x, axes, keepdim);
   Tensor out = Tensor::empty(r.result);
   kernels::sum_to_shape(x.data(), x.shape(), out.data(), r.kept);
   return record(out, "Sum", {x}, [kept = r.kept, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
@@ -105,12 +105,12 @@ Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdim) {
-  Reduction r = plan(x, axes, keepdim);
+  ReductionPlan r = plan(x, axes, keepdim);
   return div(sum(x, axes, keepdim), Tensor::scalar(float(r.count)));
 }
 
 Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdim) {
-  Reduction r = plan(x, axes, keepdim);
+  ReductionPlan r = plan(x, axes, keepdim);
   // Two passes in double: the exact mean first, then squared deviations from it. Centring
   // on the mean rounded to float (never mind E[x^2] - E[x]^2) loses the spread when the
   // mean is large against it.

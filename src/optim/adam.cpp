@@ -13,7 +13,7 @@ namespace {
 
 // One step's coefficients, float32 as PyTorch's kernels apply its Python-float scalars; the
 // bias corrections are computed in double, as Python does, and rounded once.
-struct Update {
+struct AdamUpdate {
   float one_minus_beta1, beta2, one_minus_beta2;
   float decay;          // Adam's L2 term (0 for AdamW)
   float shrink;         // AdamW's 1 - lr weight_decay (1 for Adam)
@@ -21,8 +21,6 @@ struct Update {
   float bias_correction2_sqrt, eps;
   bool amsgrad, maximize;
 };
-
-constexpr int64_t kChunk = 1 << 14;  // values per parallel task
 
 // PyTorch 2.x's first moment, exp_avg.lerp_(grad, 1 - beta1), with ATen's lerp (1.13 wrote
 // m * beta1 + (1 - beta1) g: the same value up to rounding).
@@ -36,7 +34,7 @@ inline float lerp(float start, float end, float weight) {
 // branch inside (a product by 1 or -1 is exact, the L2 term is picked), so the loop
 // vectorizes: 8% of charlm's step when it did not (docs/benchmarks.md, "Fast paths").
 template <bool kAmsgrad>
-void update_values(float* w, const float* dw, float* m, float* v, float* v_max, int64_t n, const Update& u) {
+void update_values(float* w, const float* dw, float* m, float* v, float* v_max, int64_t n, const AdamUpdate& u) {
   const float sign = u.maximize ? -1.0f : 1.0f;
   for (int64_t i = 0; i < n; ++i) {
     const float shrunk = w[i] * u.shrink, plain = dw[i] * sign, decayed = plain + u.decay * shrunk;
@@ -93,16 +91,16 @@ void Adam::step() {
     if (o.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = Tensor::zeros(p.shape());
     const double t = double(++state.step);
     const double bias_correction1 = 1.0 - std::pow(o.beta1, t), bias_correction2 = 1.0 - std::pow(o.beta2, t);
-    const Update u{float(1.0 - o.beta1),
-                   float(o.beta2),
-                   float(1.0 - o.beta2),
-                   decoupled_decay_ ? 0.0f : float(o.weight_decay),
-                   decoupled_decay_ ? float(1.0 - o.lr * o.weight_decay) : 1.0f,
-                   float(-(o.lr / bias_correction1)),
-                   float(std::sqrt(bias_correction2)),
-                   float(o.eps),
-                   o.amsgrad,
-                   o.maximize};
+    const AdamUpdate u{float(1.0 - o.beta1),
+                       float(o.beta2),
+                       float(1.0 - o.beta2),
+                       decoupled_decay_ ? 0.0f : float(o.weight_decay),
+                       decoupled_decay_ ? float(1.0 - o.lr * o.weight_decay) : 1.0f,
+                       float(-(o.lr / bias_correction1)),
+                       float(std::sqrt(bias_correction2)),
+                       float(o.eps),
+                       o.amsgrad,
+                       o.maximize};
     float* w = p.data();
     const float* dw = g.data();
     float* m = state.exp_avg.data();
@@ -110,9 +108,9 @@ void Adam::step() {
     float* v_max = o.amsgrad ? state.max_exp_avg_sq.data() : nullptr;
     const int64_t n = p.numel();
     // Chunks of values, each on its own: the same bits on any number of threads.
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    kernels::parallel_for(chunks, kernels::grain_for(kChunk), [&](int64_t c) {
-      const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
+    const int64_t chunks = (n + kernels::kValuesPerTask - 1) / kernels::kValuesPerTask;
+    kernels::parallel_for(chunks, kernels::grain_for(kernels::kValuesPerTask), [&](int64_t c) {
+      const int64_t begin = c * kernels::kValuesPerTask, count = std::min(kernels::kValuesPerTask, n - begin);
       if (v_max) update_values<true>(w + begin, dw + begin, m + begin, v + begin, v_max + begin, count, u);
       else update_values<false>(w + begin, dw + begin, m + begin, v + begin, nullptr, count, u);
     });

@@ -25,16 +25,14 @@ void check_options(const SGDOptions& o) {
 }
 
 // One step's coefficients, float32 as PyTorch's kernels apply their Python-float alphas.
-struct Update {
+struct SgdUpdate {
   float lr, momentum, damp, decay;
   bool use_momentum, first, maximize, nesterov;
 };
 
-constexpr int64_t kChunk = 1 << 14;  // values per parallel task
-
 // The update of n values. Its coefficients are plain locals here (not reached through a
 // closure), so the compiler unswitches the branches and vectorizes the loop.
-void update_values(float* w, const float* dw, float* b, int64_t n, Update u) {
+void update_values(float* w, const float* dw, float* b, int64_t n, SgdUpdate u) {
   for (int64_t i = 0; i < n; ++i) {
     float d = u.maximize ? -dw[i] : dw[i];
     if (u.decay != 0.0f) d += u.decay * w[i];
@@ -120,12 +118,12 @@ void SGD::step() {
     float* w = p.data();
     const float* dw = g.data();
     float* b = use_momentum ? momentum_buffers_[k].data() : nullptr;
-    const Update update{lr, momentum, damp, decay, use_momentum, first, options_.maximize, options_.nesterov};
+    const SgdUpdate update{lr, momentum, damp, decay, use_momentum, first, options_.maximize, options_.nesterov};
     const int64_t n = p.numel();
     // Chunks of values, each on its own: the same bits on any number of threads.
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    kernels::parallel_for(chunks, kernels::grain_for(kChunk), [&](int64_t c) {
-      const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
+    const int64_t chunks = (n + kernels::kValuesPerTask - 1) / kernels::kValuesPerTask;
+    kernels::parallel_for(chunks, kernels::grain_for(kernels::kValuesPerTask), [&](int64_t c) {
+      const int64_t begin = c * kernels::kValuesPerTask, count = std::min(kernels::kValuesPerTask, n - begin);
       update_values(w + begin, dw + begin, b ? b + begin : nullptr, count, update);
     });
     p.bump_version();  // a graph that saved p must not run its backward on the new values

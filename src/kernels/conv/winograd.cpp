@@ -37,8 +37,8 @@ float* aligned(std::vector<float>& buffer, int64_t count) {
 
 // This thread's working buffers, kept and reused across calls (as conv2d.cpp's): a training
 // step makes the same shapes every time. Taken on the calling thread before the loops.
-enum class Slot { Weights, Inputs, Products, WeightGrads };
-float* scratch(Slot slot, int64_t count) {
+enum class WinogradSlot { Weights, Inputs, Products, WeightGrads };
+float* winograd_scratch(WinogradSlot slot, int64_t count) {
   thread_local std::vector<float> buffers[4];
   return aligned(buffers[int(slot)], count);
 }
@@ -419,9 +419,11 @@ int64_t winograd_chunk(const Conv2dGeometry& g) {
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out) {
   const TileGrid t(g);
   const int64_t cin = g.in_channels, cout = g.out_channels, chunk = winograd_chunk(g);
-  float* u = scratch(Slot::Weights, kPoints * cout * cin);                                  // (16, Cout, Cin)
-  float* v = scratch(Slot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));     // (16, Cin, T)
-  float* m = scratch(Slot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
+  float* u = winograd_scratch(WinogradSlot::Weights, kPoints * cout * cin);  // (16, Cout, Cin)
+  float* v =
+      winograd_scratch(WinogradSlot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));  // (16, Cin, T)
+  float* m =
+      winograd_scratch(WinogradSlot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
   transform_weights(g, weight, u);
   for (int64_t first = 0; first < g.batch; first += chunk) {
     const int64_t count = std::min(chunk, g.batch - first), tiles = count * t.per_image();
@@ -443,10 +445,13 @@ void winograd_backward(const Conv2dGeometry& g, const float* x, const float* wei
   }
   const TileGrid t(g);
   const int64_t cin = g.in_channels, cout = g.out_channels, chunk = winograd_chunk(g);
-  float* u = scratch(Slot::Weights, dx != nullptr ? kPoints * cout * cin : 0);               // (16, Cout, Cin)
-  float* du = scratch(Slot::WeightGrads, dweight != nullptr ? kPoints * cout * cin : 0);     // (16, Cout, Cin)
-  float* v = scratch(Slot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));      // V, then dV: (16, Cin, T)
-  float* dm = scratch(Slot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
+  float* u = winograd_scratch(WinogradSlot::Weights, dx != nullptr ? kPoints * cout * cin : 0);  // (16, Cout, Cin)
+  float* du =
+      winograd_scratch(WinogradSlot::WeightGrads, dweight != nullptr ? kPoints * cout * cin : 0);  // (16, Cout, Cin)
+  float* v = winograd_scratch(WinogradSlot::Inputs,
+                              kPoints * point_stride(cin, chunk * t.per_image()));  // V, then dV: (16, Cin, T)
+  float* dm =
+      winograd_scratch(WinogradSlot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
   thread_local std::vector<double> plane_sums;  // (N, Cout): dY's planes, for the bias gradient
   if (dbias != nullptr) plane_sums.resize(size_t(g.batch * cout));
   if (dx != nullptr) transform_weights(g, weight, u);

@@ -64,7 +64,7 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   detail::check_group_norm(x, num_groups, weight, bias);
   Tensor grouped = x.reshape({x.size(0), num_groups, -1});  // (N, G, C/G * positions)
-  Tensor normalized = layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(x.shape());
+  Tensor normalized = composite::layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(x.shape());
   return affine(normalized, weight.defined() ? per_channel(weight, x.dim()) : Tensor(),
                 bias.defined() ? per_channel(bias, x.dim()) : Tensor());
 }
