@@ -21,6 +21,7 @@
 namespace test_hardening {
 
 using namespace minidl;
+using minidl::testing::count_lines;
 using minidl::testing::DigitsScratch;
 using minidl::testing::ProcessResult;
 using minidl::testing::slurp;
@@ -31,8 +32,6 @@ namespace {
 const std::vector<std::string> kQuick{"--quiet", "--seeds", "0", "--depth", "2", "--width", "16", "--epochs", "1"};
 
 std::vector<std::string> quick(const std::vector<std::string>& more) { return testing::with_options(kQuick, more); }
-
-size_t lines_in(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
 
 // Runs digits with its stdout opened on out_path (a device, or /dev/fd/N of a pipe).
 ProcessResult run_with_stdout(const DigitsScratch& s, std::vector<std::string> args, const std::string& out_path) {
@@ -112,7 +111,7 @@ TEST_CASE("digits refuses outputs that are inputs or each other, before training
     ProcessResult r = s.run(quick(args));
     INFO(args.front() << " " << args.at(1) << ": " << r.err);
     CHECK(r.exit_code == 2);
-    CHECK(lines_in(r.err) == 1);
+    CHECK(count_lines(r.err) == 1);
     CHECK_THAT(r.err, Catch::StartsWith("digits: ") && Catch::Contains(message));
   }
   CHECK(slurp(s.data() / "digits.csv") == csv_before);
@@ -187,7 +186,7 @@ TEST_CASE("digits: SIGINT and SIGTERM stop at the next step, write what ran and 
       CHECK(summary["interrupted"] == name);
       CHECK(summary["runs"][0]["interrupted"] == true);
       CHECK(summary["runs"][0]["steps"].get<int>() > 10);
-      CHECK(lines_in(slurp(s.file("c.csv"))) > 10);
+      CHECK(count_lines(slurp(s.file("c.csv"))) > 10);
       CHECK_FALSE(fs::exists(s.file("ck/layer.safetensors")));  // an unfinished run is not a model
       for (const auto& entry : fs::directory_iterator(s.dir.path()))
         CHECK_FALSE(entry.path().filename().string().find(".tmp.") != std::string::npos);
@@ -239,7 +238,7 @@ TEST_CASE("digits refuses sizes whose products overflow, and takes any batch siz
       s.run(quick({"--norm", "batch", "--batch-size", "9223372036854775807", "--curves", s.file("c.csv")}));
   INFO(huge.err);
   CHECK(huge.exit_code == 0);
-  CHECK(lines_in(slurp(s.file("c.csv"))) == 2);  // one batch of the whole split
+  CHECK(count_lines(slurp(s.file("c.csv"))) == 2);  // one batch of the whole split
   ProcessResult over = s.run(quick({"--batch-size", "9223372036854775808"}));
   CHECK(over.exit_code == 2);
   CHECK_THAT(over.err, Catch::Contains("--batch-size must be at most 9223372036854775807"));

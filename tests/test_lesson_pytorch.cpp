@@ -25,6 +25,7 @@
 #include "data/batch_order.hpp"
 #include "data/digits.hpp"
 #include "minidl/io/safetensors.hpp"
+#include "support/datasets.hpp"
 #include "training/digits_train.hpp"
 
 namespace test_lesson_pytorch {
@@ -49,7 +50,7 @@ constexpr double kStepTolerance = 1e-4;  // against float64, over the compared s
 /// PyTorch float64 over the compared steps; for a run compared to its last step, also the final
 /// training loss within 1e-4 and the same val accuracy as PyTorch's float32 run.
 void check_run_against_pytorch(const std::string& run) {
-  static const data::DigitsSplit data = data::load_digits(std::string(MINIDL_SOURCE_DIR) + "/data");
+  const data::DigitsSplit& data = minidl::testing::digits_split();
   lesson::TrainOptions options;
   options.norm = lesson::parse_norm(run);
   options.init = io::load_safetensors(kLessonDir + "init/" + run + ".safetensors");
