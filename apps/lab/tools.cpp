@@ -249,8 +249,25 @@ std::string plot_header(const std::string& png, int width, int height) {
   return cat("set terminal pngcairo size ", width, ",", height, " font 'sans,10'\nset output '", png, "'\nset grid\n");
 }
 
+namespace {
+// The script's opening for `panels` panels side by side under one title.
+std::string multiplot(const std::string& png, const std::string& title, int panels, int width, int height) {
+  return plot_header(png, width, height) + cat("set multiplot layout 1,", panels, " title \"", title, "\"\n");
+}
+}  // namespace
+
 std::string two_panels(const std::string& png, const std::string& title, int width, int height) {
-  return plot_header(png, width, height) + cat("set multiplot layout 1,2 title \"", title, "\"\n");
+  return multiplot(png, title, 2, width, height);
+}
+
+std::string draw_plot(const std::string& out_dir, const std::string& png, const std::string& body, int width,
+                      int height) {
+  return draw(out_dir, png, plot_header(png, width, height) + body);
+}
+
+std::string draw_panels(const std::string& out_dir, const std::string& png, const std::string& title,
+                        const std::string& body, int panels, int width, int height) {
+  return draw(out_dir, png, multiplot(png, title, panels, width, height) + body + "unset multiplot\n");
 }
 
 std::string anchor(const std::string& heading) {

@@ -93,7 +93,7 @@ class AdamNorm : public Experiment {
     }
     return {"Training loss / validation accuracy after the last epoch, mean [min, max] over seeds:\n\n" +
                 markdown_table(header, rows),
-            {draw(s.out_dir, "adam_norm.png", picture(records, s))}};
+            {draw_plot(s.out_dir, "adam_norm.png", picture(records, s), 900, 520)}};
   }
 
  private:
@@ -103,8 +103,7 @@ class AdamNorm : public Experiment {
         t.lr);
   }
   static std::string picture(const std::vector<Record>& records, const Settings& s) {
-    std::string script = plot_header("adam_norm.png", 900, 520);
-    script +=
+    std::string script =
         "set title 'Adam and normalization: validation accuracy after training (mean, range over seeds)'\n"
         "set ylabel 'validation accuracy'\nset yrange [0:1]\nset key bottom right\nset style data histogram\n"
         "set style histogram errorbars gap 1 lw 1\nset style fill solid 0.7 border -1\nset xtics nomirror\n";

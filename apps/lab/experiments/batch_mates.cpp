@@ -132,15 +132,14 @@ class BatchMatesExperiment : public Experiment {
         "Largest over seeds:\n\n" + markdown_table({"norm", "spread over batch mates", "train vs eval",
                                                     "batch of 64 vs 2 and 1", "mates and mode bit for bit"},
                                                    rows);
-    std::string script = plot_header("batch_mates.png", 800, 460);
-    script += datablock("spread", bars);
-    script +=
+    const std::string script =
+        datablock("spread", bars) +
         "set title \"One example's training-mode logits as its batch mates change (largest spread; 1e-12 = none)\"\n"
         "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.6\nunset key\n"
         "set ylabel 'max - min of a logit across 8 batches'\n"
         "set xtics ('BatchNorm1d' 0, 'LayerNorm' 1, 'RMSNorm' 2, 'GroupNorm' 3)\n"
         "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
-    return {table, {draw(s.out_dir, "batch_mates.png", script)}};
+    return {table, {draw_plot(s.out_dir, "batch_mates.png", script, 800, 460)}};
   }
 };
 

@@ -56,13 +56,12 @@ class BatchSize : public Experiment {
     for (const std::string regime : {"epochs", "steps"}) {
       const std::optional<int64_t> steps =
           regime == "steps" ? std::optional<int64_t>(fixed_steps(c.settings)) : std::nullopt;
-      for (Job& job : grid_jobs(c, Record().set("regime", regime), "batch_size", sizes(c.settings), norms(),
-                                c.settings.seeds, [steps](lesson::TrainOptions&o, double b) {
-                                  o.batch_size = int64_t(b);
-                                  o.drop_last = true;
-                                  o.steps = steps;
-                                }))
-        jobs.push_back(std::move(job));
+      append(jobs, grid_jobs(c, Record().set("regime", regime), "batch_size", sizes(c.settings), norms(),
+                             c.settings.seeds, [steps](lesson::TrainOptions& o, double b) {
+                               o.batch_size = int64_t(b);
+                               o.drop_last = true;
+                               o.steps = steps;
+                             }));
     }
     return jobs;
   }
@@ -99,8 +98,7 @@ class BatchSize : public Experiment {
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::string text;
-    std::string script = two_panels("batch_size.png", "Batch size: validation accuracy (mean and range over seeds)");
-    script +=
+    std::string script =
         "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
         "set xrange [0.8:320]\nset key bottom right\n";
     for (const std::string regime : {"epochs", "steps"}) {
@@ -129,7 +127,9 @@ class BatchSize : public Experiment {
         "experiment with its own rule: \"Small batches with "
         "the learning rate scaled to the batch\" (scaled_lr_batch), lr 0.05 x batch / 64 as Goyal et al. "
         "2017 scale it.\n";
-    return {text, {draw(s.out_dir, "batch_size.png", script + "unset multiplot\n")}};
+    return {text,
+            {draw_panels(s.out_dir, "batch_size.png", "Batch size: validation accuracy (mean and range over seeds)",
+                         script)}};
   }
 };
 

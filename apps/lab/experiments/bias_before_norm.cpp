@@ -136,15 +136,14 @@ class BiasBeforeNormExperiment : public Experiment {
       }
     table += "\nTraining part, mean [min, max] over seeds:\n\n" +
              markdown_table({"norm", "bias before it", "training loss", "val accuracy"}, train_rows);
-    std::string script = plot_header("bias_before_norm.png", 800, 460);
-    script += datablock("d", bars);
-    script +=
+    const std::string script =
+        datablock("d", bars) +
         "set title 'A bias before the norm: output difference and bias gradient (largest over seeds)'\n"
         "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.35\n"
         "set xtics ('Linear + BatchNorm1d' 0, 'Linear + LayerNorm' 1)\nset key top left\n"
         "plot $d using ($1-0.18):2 with boxes title 'output difference, with vs without bias', "
         "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
-    return {table, {draw(s.out_dir, "bias_before_norm.png", script)}};
+    return {table, {draw_plot(s.out_dir, "bias_before_norm.png", script, 800, 460)}};
   }
 };
 

@@ -123,16 +123,15 @@ class EvalMode : public Experiment {
                               markdown_table({"evaluation", "accuracy", "classes predicted",
                                               "largest running_mean change", "eval accuracy afterwards"},
                                              rows);
-    std::string script = plot_header("eval_mode.png", 900, 480);
-    script += datablock("acc", bars);
-    script +=
+    const std::string script =
+        datablock("acc", bars) +
         cat("set title 'Forgetting model.eval(): validation accuracy of a trained BatchNorm network'\n"
             "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:1]\nset ylabel 'validation accuracy'\n"
             "set xtics (",
             xtics(modes),
             ") rotate by -20\nunset key\nplot $acc using 1:2 with boxes lc rgb '#4477aa', "
             "$acc using 1:2:3:4 with yerrorbars lc 'black' pt 0\n");
-    return {table, {draw(s.out_dir, "eval_mode.png", script)}};
+    return {table, {draw_plot(s.out_dir, "eval_mode.png", script, 900, 480)}};
   }
 
  private:

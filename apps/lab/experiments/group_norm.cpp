@@ -111,13 +111,12 @@ class GroupNormExperiment : public Experiment {
     }
     table += "\nTraining part, mean [min, max] over seeds:\n\n" +
              markdown_table({"G", "channels per group", "training loss", "val accuracy"}, rows);
-    std::string script = plot_header("group_norm.png", 800, 460);
-    script += datablock("g", points);
-    script +=
+    const std::string script =
+        datablock("g", points) +
         "set title 'GroupNorm(G, 64) in the lesson network: validation accuracy (mean and range over seeds)'\n"
         "set logscale x 2\nset xrange [0.7:90]\nset yrange [0:1]\nset xlabel 'groups G'\n"
         "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
-    return {table, {draw(s.out_dir, "group_norm.png", script)}};
+    return {table, {draw_plot(s.out_dir, "group_norm.png", script, 800, 460)}};
   }
 };
 

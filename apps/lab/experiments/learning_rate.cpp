@@ -92,7 +92,6 @@ class LearningRate : public Experiment {
       table.rows[i].push_back(lr_text(largest_reaching(records, norms[i], s)));
     }
     const std::string script =
-        plot_header("learning_rate.png", 900, 520) +
         "set title 'Learning rate: validation accuracy after training (mean and range over seeds)'\n"
         "set logscale x\nset xlabel 'SGD learning rate'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
         "set key bottom left\n" +
@@ -104,7 +103,7 @@ class LearningRate : public Experiment {
     header.push_back(cat("largest lr reaching ", kTarget));
     const std::string text =
         "Validation accuracy, mean [min, max] over the seeds that finished:\n\n" + markdown_table(header, table.rows);
-    return {text, {draw(s.out_dir, "learning_rate.png", script)}};
+    return {text, {draw_plot(s.out_dir, "learning_rate.png", script, 900, 520)}};
   }
 };
 

@@ -143,14 +143,14 @@ class RmsOffset : public Experiment {
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<double>> points;
+    std::vector<std::vector<double>> points;  // offset + 0.1 (to show 0 on a log axis), the two means
     for (double offset : offsets()) {
       const auto mine = where_num(where(records, {{"part", "offset"}}), "offset", offset);
       const lesson::Spread in = spread(mine, "input_mean"), ln = spread(mine, "layer_norm_mean"),
                            rms = spread(mine, "rms_norm_mean");
       rows.push_back({plain(offset), mean_range(in), mean_range(ln, 6), mean_range(rms, 4),
                       fixed(offset / std::sqrt(1.0 + offset * offset), 4)});
-      points.push_back({offset, ln.mean, rms.mean});
+      points.push_back({offset + 0.1, ln.mean, rms.mean});
     }
     std::string table =
         "Output means, mean [min, max] over seeds:\n\n" +
@@ -160,18 +160,15 @@ class RmsOffset : public Experiment {
     for (const Record& r : where(records, {{"part", "worked"}}))
       worked.push_back({r.text("example"), r.text("expected"), r.text("computed"), matches(r) ? "yes" : "no"});
     table += "\nThe lesson's worked examples:\n\n" + markdown_table({"example", "lesson", "minidl", "matches"}, worked);
-    std::string script = plot_header("rms_offset.png", 800, 460);
-    std::vector<std::vector<double>> shifted;
-    for (auto p : points) shifted.push_back({p[0] + 0.1, p[1], p[2]});
-    script += datablock("m", shifted);
-    script +=
+    const std::string script =
+        datablock("m", points) +
         "set title 'A constant offset c added to the input: mean of the normalized output'\n"
         "set logscale x\nset xlabel 'offset c (+0.1 to show 0 on a log axis)'\nset ylabel 'output mean'\n"
         "set yrange [-0.2:1.2]\nset xrange [0.08:150]\nset key top left\n"
         "plot $m using 1:2 with linespoints lw 2 title 'LayerNorm', "
         "$m using 1:3 with linespoints lw 2 title 'RMSNorm', "
         "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
-    return {table, {draw(s.out_dir, "rms_offset.png", script)}};
+    return {table, {draw_plot(s.out_dir, "rms_offset.png", script, 800, 460)}};
   }
 };
 

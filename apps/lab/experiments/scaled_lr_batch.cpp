@@ -86,14 +86,14 @@ class ScaledLrBatch : public Experiment {
                                                diverged_note(count_status(at, "diverged"));
                                       }});
     const std::string script =
-        plot_header("scaled_lr_batch.png") + table.blocks +
+        table.blocks +
         "set title 'Validation accuracy, lr scaled with the batch (mean and range over seeds)'\n"
         "set logscale x 2\nset xlabel 'batch size (lr = 0.05 x batch / 64)'\nset ylabel 'validation accuracy'\n"
         "set yrange [0:1]\nset xrange [0.8:80]\nset key bottom right\n" +
         table.plot + "\n";
     return {cat("Validation accuracy after ", lesson_training(s).epochs, " epoch(s), mean [min, max] over seeds:\n\n",
                 markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows)),
-            {draw(s.out_dir, "scaled_lr_batch.png", script)}};
+            {draw_plot(s.out_dir, "scaled_lr_batch.png", script)}};
   }
 };
 
