@@ -55,13 +55,11 @@ class AdamNorm : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (const Trainer& t : trainers(c.settings))
-      for (NormKind norm : norms(c.settings))
-        for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_run(c.settings, norm, seed);
-          o.lr = t.lr;
-          o.trainer.optimizer = t.optimizer;
-          jobs.push_back(train_job(c, o, Record().set("optimizer", lesson::short_name(t.optimizer)).set("lr", t.lr)));
-        }
+      append(jobs, grid_jobs(c, Record().set("optimizer", lesson::short_name(t.optimizer)), "lr", {t.lr},
+                             norms(c.settings), c.settings.seeds, [&t](lesson::TrainOptions& o, double lr) {
+                               o.lr = lr;
+                               o.trainer.optimizer = t.optimizer;
+                             }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {

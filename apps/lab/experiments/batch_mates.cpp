@@ -26,48 +26,6 @@ std::vector<float> first_output(nn::Module& model, const Tensor& X, const std::v
 
 std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::Layer, NormKind::RMS, NormKind::Group}; }
 
-}  // namespace
-
-BatchMates measure_batch_mates(const data::DigitsSplit& data, NormKind norm, uint64_t seed, int batches) {
-  Generator gen(seed);
-  auto model = lesson::deep_net(norm, {}, gen);
-  NoGradGuard no_grad;
-  model->train();
-  const Tensor& X = data.X_train;
-  const int64_t n = X.size(0);
-  // Random batches of 64: example 0 first, then 63 others drawn from the generator.
-  std::vector<std::vector<float>> outputs;
-  std::vector<int64_t> first_batch;
-  for (int b = 0; b < batches; ++b) {
-    std::vector<int64_t> rows{0};
-    const Tensor picks = Tensor::randint(1, n, {63}, gen);
-    for (int64_t i = 0; i < 63; ++i) rows.push_back(int64_t(picks.data()[i]));
-    if (b == 0) first_batch = rows;
-    outputs.push_back(first_output(*model, X, rows));
-  }
-  BatchMates m{norm, 0.0, 0.0, 0.0, true};
-  for (size_t k = 0; k < outputs.front().size(); ++k) {
-    float low = outputs[0][k], high = outputs[0][k];
-    for (const auto& o : outputs) low = std::min(low, o[k]), high = std::max(high, o[k]);
-    m.spread_over_mates = std::max(m.spread_over_mates, double(high - low));
-  }
-  const std::vector<float> in_64 = outputs.front();
-  const std::vector<float> in_2 = first_output(*model, X, {0, first_batch[1]});
-  model->eval();
-  const std::vector<float> eval_64 = first_output(*model, X, first_batch);
-  const std::vector<float> eval_1 = first_output(*model, X, {0});
-  m.train_vs_eval = max_difference(in_64, eval_64);
-  m.across_sizes = std::max(max_difference(in_64, in_2), max_difference(eval_64, eval_1));
-  if (norm != NormKind::Batch) {  // training mode at batch size 1 (BatchNorm refuses it)
-    model->train();
-    m.across_sizes = std::max(m.across_sizes, max_difference(in_64, first_output(*model, X, {0})));
-  }
-  m.bitwise = m.spread_over_mates == 0.0 && m.train_vs_eval == 0.0;
-  return m;
-}
-
-namespace {
-
 class BatchMatesExperiment : public Experiment {
  public:
   BatchMatesExperiment()
@@ -144,6 +102,44 @@ class BatchMatesExperiment : public Experiment {
 };
 
 }  // namespace
+
+BatchMates measure_batch_mates(const data::DigitsSplit& data, NormKind norm, uint64_t seed, int batches) {
+  Generator gen(seed);
+  auto model = lesson::deep_net(norm, {}, gen);
+  NoGradGuard no_grad;
+  model->train();
+  const Tensor& X = data.X_train;
+  const int64_t n = X.size(0);
+  // Random batches of 64: example 0 first, then 63 others drawn from the generator.
+  std::vector<std::vector<float>> outputs;
+  std::vector<int64_t> first_batch;
+  for (int b = 0; b < batches; ++b) {
+    std::vector<int64_t> rows{0};
+    const Tensor picks = Tensor::randint(1, n, {63}, gen);
+    for (int64_t i = 0; i < 63; ++i) rows.push_back(int64_t(picks.data()[i]));
+    if (b == 0) first_batch = rows;
+    outputs.push_back(first_output(*model, X, rows));
+  }
+  BatchMates m{norm, 0.0, 0.0, 0.0, true};
+  for (size_t k = 0; k < outputs.front().size(); ++k) {
+    float low = outputs[0][k], high = outputs[0][k];
+    for (const auto& o : outputs) low = std::min(low, o[k]), high = std::max(high, o[k]);
+    m.spread_over_mates = std::max(m.spread_over_mates, double(high - low));
+  }
+  const std::vector<float> in_64 = outputs.front();
+  const std::vector<float> in_2 = first_output(*model, X, {0, first_batch[1]});
+  model->eval();
+  const std::vector<float> eval_64 = first_output(*model, X, first_batch);
+  const std::vector<float> eval_1 = first_output(*model, X, {0});
+  m.train_vs_eval = max_difference(in_64, eval_64);
+  m.across_sizes = std::max(max_difference(in_64, in_2), max_difference(eval_64, eval_1));
+  if (norm != NormKind::Batch) {  // training mode at batch size 1 (BatchNorm refuses it)
+    model->train();
+    m.across_sizes = std::max(m.across_sizes, max_difference(in_64, first_output(*model, X, {0})));
+  }
+  m.bitwise = m.spread_over_mates == 0.0 && m.train_vs_eval == 0.0;
+  return m;
+}
 
 std::shared_ptr<const Experiment> batch_mates_experiment() { return std::make_shared<BatchMatesExperiment>(); }
 

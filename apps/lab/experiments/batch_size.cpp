@@ -71,13 +71,9 @@ class BatchSize : public Experiment {
       if (const double acc = mean_counting_failures(runs(records, "epochs", NormKind::Batch, b), "val_accuracy", 0.0);
           b >= 2 && acc > bn_best)
         bn_best = acc, bn_best_size = b;
-    auto gain = [&](NormKind norm_a, double a, NormKind norm_b, double b, double threshold) {
-      return compare_to_threshold(paired_differences(runs(records, "epochs", norm_a, a),
-                                                     runs(records, "epochs", norm_b, b), "val_accuracy", 0.0),
-                                  threshold, kAccuracyFloor);
-    };
-    const Comparison drop = gain(NormKind::Batch, bn_best_size, NormKind::Batch, 2, kDrop);
-    const Comparison behind = gain(NormKind::Layer, 2, NormKind::Batch, 2, 0.0);
+    const auto batch_at_2 = runs(records, "epochs", NormKind::Batch, 2);
+    const Comparison drop = accuracy_gain(runs(records, "epochs", NormKind::Batch, bn_best_size), batch_at_2, kDrop);
+    const Comparison behind = accuracy_gain(runs(records, "epochs", NormKind::Layer, 2), batch_at_2, 0.0);
     const Truth struggles = all_of({above(drop), above(behind)});
     auto layer_at_1 = [&](const char* regime) {
       return accuracy_against(runs(records, regime, NormKind::Layer, 1), kWorks, 0.0);
@@ -103,14 +99,7 @@ class BatchSize : public Experiment {
         "set xrange [0.8:320]\nset key bottom right\n";
     for (const std::string regime : {"epochs", "steps"}) {
       const GridTable table = grid_table(where(records, {{"regime", regime}}), norms(),
-                                         {"batch_size", sizes(s), "val_accuracy",
-                                          [](const std::vector<Record>& at) {
-                                            return count_status(at, "refused") == at.size()
-                                                       ? "refused"
-                                                       : mean_range(spread(at, "val_accuracy"), 2) +
-                                                             diverged_note(count_status(at, "diverged"));
-                                          },
-                                          regime, 0.04});
+                                         {"batch_size", sizes(s), "val_accuracy", accuracy_cell, regime, 0.04});
       const std::string length =
           regime == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)") : cat(fixed_steps(s), " steps");
       text += cat(regime == "epochs" ? "" : "\n", "Validation accuracy after ", length, ":\n\n",

@@ -26,35 +26,6 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm) {
   return std::make_shared<nn::LayerNorm>(nn::LayerNormOptions{.normalized_shape = {64}});
 }
 
-}  // namespace
-
-BiasBeforeNorm measure_bias_before_norm(NormKind norm, uint64_t seed) {
-  if (norm != NormKind::Batch && norm != NormKind::Layer)
-    throw Error(cat("measure_bias_before_norm compares batch and layer, got ", lesson::short_name(norm)));
-  Generator gen(seed);
-  nn::Linear with_bias(64, 64, gen);
-  nn::Linear without_bias(nn::LinearOptions(64, 64).bias(false), gen);
-  {
-    NoGradGuard no_grad;  // a copy of the values, not a step of the graph
-    without_bias.weight.copy_(with_bias.weight);
-  }
-  const Tensor x = Tensor::randn({32, 64}, gen);  // (N, in)
-  const Tensor r = Tensor::randn({32, 64}, gen);  // a random projection, so every output gets a gradient
-  auto norm_a = make_norm(norm), norm_b = make_norm(norm);
-  norm_a->train();
-  norm_b->train();
-  const Tensor y_with = (*norm_a)(with_bias(x));        // (N, 64)
-  const Tensor y_without = (*norm_b)(without_bias(x));  // (N, 64)
-  BiasBeforeNorm m{norm, 0.0, 0.0, 0.0};
-  m.output_difference = max_abs(y_with.detach() - y_without.detach());
-  sum(y_with * r).backward();
-  m.bias_gradient = max_abs(with_bias.bias.grad());
-  m.weight_gradient = max_abs(with_bias.weight.grad());
-  return m;
-}
-
-namespace {
-
 class BiasBeforeNormExperiment : public Experiment {
  public:
   BiasBeforeNormExperiment()
@@ -148,6 +119,31 @@ class BiasBeforeNormExperiment : public Experiment {
 };
 
 }  // namespace
+
+BiasBeforeNorm measure_bias_before_norm(NormKind norm, uint64_t seed) {
+  if (norm != NormKind::Batch && norm != NormKind::Layer)
+    throw Error(cat("measure_bias_before_norm compares batch and layer, got ", lesson::short_name(norm)));
+  Generator gen(seed);
+  nn::Linear with_bias(64, 64, gen);
+  nn::Linear without_bias(nn::LinearOptions(64, 64).bias(false), gen);
+  {
+    NoGradGuard no_grad;  // a copy of the values, not a step of the graph
+    without_bias.weight.copy_(with_bias.weight);
+  }
+  const Tensor x = Tensor::randn({32, 64}, gen);  // (N, in)
+  const Tensor r = Tensor::randn({32, 64}, gen);  // a random projection, so every output gets a gradient
+  auto norm_a = make_norm(norm), norm_b = make_norm(norm);
+  norm_a->train();
+  norm_b->train();
+  const Tensor y_with = (*norm_a)(with_bias(x));        // (N, 64)
+  const Tensor y_without = (*norm_b)(without_bias(x));  // (N, 64)
+  BiasBeforeNorm m{norm, 0.0, 0.0, 0.0};
+  m.output_difference = max_abs(y_with.detach() - y_without.detach());
+  sum(y_with * r).backward();
+  m.bias_gradient = max_abs(with_bias.bias.grad());
+  m.weight_gradient = max_abs(with_bias.weight.grad());
+  return m;
+}
 
 std::shared_ptr<const Experiment> bias_before_norm_experiment() { return std::make_shared<BiasBeforeNormExperiment>(); }
 

@@ -69,9 +69,7 @@ class CnnBatchSize : public Experiment {
         if (const double acc = mean_counting_failures(runs(records, norm, b), "val_accuracy", 0.0);
             b >= 16 && acc > best)
           best = acc, best_size = b;
-      return compare_to_threshold(
-          paired_differences(runs(records, norm, best_size), runs(records, norm, 2), "val_accuracy", 0.0), threshold,
-          kAccuracyFloor);
+      return accuracy_gain(runs(records, norm, best_size), runs(records, norm, 2), threshold);
     };
     const Comparison bn = rise(NormKind::Batch, kRise), gn = rise(NormKind::Group, kFlat);
     const auto bn1 = runs(records, NormKind::Batch, 1);

@@ -45,8 +45,7 @@ class DytDeepNet : public Experiment {
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto dyt = of_norm(records, NormKind::DyT), layer = of_norm(records, NormKind::Layer);
     const Comparison learns = accuracy_against(dyt, kLearnedAccuracy, 0.1);
-    const Comparison gap =
-        compare_to_threshold(paired_differences(dyt, layer, "val_accuracy", 0.1), -kAsWell, kAccuracyFloor);
+    const Comparison gap = accuracy_gain(dyt, layer, -kAsWell, 0.1);
     const Truth learned = above(learns), as_well = above(gap);
     return {verdict_of({learned, as_well}),
             cat("DyT's mean validation accuracy: ", comparison_text(learns), " (",

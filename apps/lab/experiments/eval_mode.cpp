@@ -89,10 +89,8 @@ class EvalMode : public Experiment {
     std::string figures;
     for (int64_t b : train_batches(s))
       if (b < 64) {
-        const Comparison c = compare_to_threshold(
-            paired_differences(eval, where(records, {{"evaluation", cat("train mode, batches of ", b)}}),
-                               "val_accuracy", 0.0),
-            0.0, kAccuracyFloor);
+        const Comparison c =
+            accuracy_gain(eval, where(records, {{"evaluation", cat("train mode, batches of ", b)}}), 0.0);
         worse.push_back(above(c));
         figures += cat(", batches of ", b, " ", comparison_text(c));
       }

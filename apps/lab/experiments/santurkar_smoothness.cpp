@@ -263,8 +263,7 @@ class SanturkarSmoothness : public Experiment {
     };
     std::string why;
     const Truth lesson_init = smoother("none", why), xavier = smoother("none_xavier", why);
-    const Comparison noisy = compare_to_threshold(
-        paired_differences(of("batch"), of("noisy_batch"), "val_accuracy", 0.1), kNoisyTolerance, kAccuracyFloor);
+    const Comparison noisy = accuracy_gain(of("batch"), of("noisy_batch"), kNoisyTolerance, 0.1);
     why += cat("BatchNorm's accuracy minus noisy BatchNorm's: ", comparison_text(noisy), " (",
                truth_text(below(noisy), "trains as BatchNorm", "falls behind"), ").");
     return {verdict_of({lesson_init, xavier, below(noisy)}), why};
