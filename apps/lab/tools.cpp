@@ -100,11 +100,9 @@ std::vector<NormKind> all_norms() {
 std::vector<Record> where(const std::vector<Record>& records,
                           const std::vector<std::pair<std::string, std::string>>& match) {
   std::vector<Record> out;
-  for (const Record& r : records) {
-    bool all = true;
-    for (const auto& m : match) all = all && r.text(m.first) == m.second;
-    if (all) out.push_back(r);
-  }
+  for (const Record& r : records)
+    if (std::all_of(match.begin(), match.end(), [&r](const auto& m) { return r.text(m.first) == m.second; }))
+      out.push_back(r);
   return out;
 }
 
@@ -123,10 +121,6 @@ std::vector<double> values_of(const std::vector<Record>& records, const std::str
 
 lesson::Spread spread(const std::vector<Record>& records, const std::string& figure) {
   return lesson::spread_of(values_of(records, figure));
-}
-
-double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as) {
-  return spread_counting_failures(records, figure, failed_as).mean;  // NaN for no records
 }
 
 lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
@@ -158,9 +152,8 @@ std::vector<double> paired_differences(const std::vector<Record>& a, const std::
 }
 
 size_t count_status(const std::vector<Record>& records, const std::string& status) {
-  size_t n = 0;
-  for (const Record& r : records) n += r.text("status") == status;
-  return n;
+  return size_t(
+      std::count_if(records.begin(), records.end(), [&](const Record& r) { return r.text("status") == status; }));
 }
 
 std::string series_block(const std::string& name, const std::vector<Record>& records, const std::string& key,

@@ -55,8 +55,6 @@ std::vector<Record> where_num(const std::vector<Record>& records, const std::str
 /// The spread over records of a figure (NaN values are left out; count says how many went in).
 lesson::Spread spread(const std::vector<Record>& records, const std::string& figure);
 
-/// The mean of a figure over records, a run that did not finish counting as `failed_as`.
-double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as);
 /// The spread of a figure over records, a run that did not finish counting as `failed_as`.
 lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
                                         double failed_as);

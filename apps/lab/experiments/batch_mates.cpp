@@ -77,14 +77,13 @@ class BatchMatesExperiment : public Experiment {
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    size_t i = 0;
     for (NormKind norm : norms()) {
       const auto mine = of_norm(records, norm);
       const lesson::Spread mates = spread(mine, "spread_over_mates"), mode = spread(mine, "train_vs_eval"),
                            sizes = spread(mine, "across_batch_sizes"), bits = spread(mine, "bitwise");
       rows.push_back(
           {lesson::display_name(norm), sci(mates.max), sci(mode.max), sci(sizes.max), bits.min == 1.0 ? "yes" : "no"});
-      bars.push_back({double(i++), std::max(mates.max, 1e-12)});
+      bars.push_back({double(bars.size()), std::max(mates.max, 1e-12)});
     }
     const std::string table =
         "Largest over seeds:\n\n" + markdown_table({"norm", "spread over batch mates", "train vs eval",

@@ -68,7 +68,8 @@ class BatchSize : public Experiment {
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     double bn_best_size = 2, bn_best = -1.0;
     for (double b : sizes(s))
-      if (const double acc = mean_counting_failures(runs(records, "epochs", NormKind::Batch, b), "val_accuracy", 0.0);
+      if (const double acc =
+              spread_counting_failures(runs(records, "epochs", NormKind::Batch, b), "val_accuracy", 0.0).mean;
           b >= 2 && acc > bn_best)
         bn_best = acc, bn_best_size = b;
     const auto batch_at_2 = runs(records, "epochs", NormKind::Batch, 2);

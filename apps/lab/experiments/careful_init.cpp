@@ -11,8 +11,6 @@ using lesson::NormKind;
 
 constexpr double kLearnedAccuracy = 0.8;  // learned well
 
-std::vector<InitScheme> inits() { return {InitScheme::PyTorch, InitScheme::Xavier, InitScheme::Kaiming}; }
-
 std::vector<int64_t> depths(const Settings& s) {
   return s.quick ? std::vector<int64_t>{8} : std::vector<int64_t>{8, 16};
 }
@@ -69,11 +67,9 @@ class CarefulInit : public Experiment {
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
-    for (int64_t depth : depths(c.settings)) {
-      for (InitScheme init : inits())
-        for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, NormKind::None, init, depth, seed));
-      for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, NormKind::Layer, InitScheme::PyTorch, depth, seed));
-    }
+    for (int64_t depth : depths(c.settings))
+      for (const auto& [norm, init] : cases())
+        for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, norm, init, depth, seed));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

@@ -66,7 +66,7 @@ class CnnBatchSize : public Experiment {
     auto rise = [&](NormKind norm, double threshold) {
       double best_size = 0, best = -1.0;
       for (double b : sizes(s))
-        if (const double acc = mean_counting_failures(runs(records, norm, b), "val_accuracy", 0.0);
+        if (const double acc = spread_counting_failures(runs(records, norm, b), "val_accuracy", 0.0).mean;
             b >= 16 && acc > best)
           best = acc, best_size = b;
       return accuracy_gain(runs(records, norm, best_size), runs(records, norm, 2), threshold);

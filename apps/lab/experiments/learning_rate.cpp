@@ -20,7 +20,7 @@ std::vector<Record> runs(const std::vector<Record>& records, NormKind norm, doub
 
 // Mean validation accuracy over seeds, a diverged run counting as 0.
 double accuracy(const std::vector<Record>& records, NormKind norm, double lr) {
-  return mean_counting_failures(runs(records, norm, lr), "val_accuracy", 0.0);
+  return spread_counting_failures(runs(records, norm, lr), "val_accuracy", 0.0).mean;
 }
 
 // The largest lr of the grid whose mean accuracy is above kTarget (0 when none): at least the

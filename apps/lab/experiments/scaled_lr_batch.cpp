@@ -1,8 +1,6 @@
 // Small batches with the learning rate scaled to the batch: is it BatchNorm's statistics or the
 // step's noise that fails at batch sizes 1 and 2?
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 
