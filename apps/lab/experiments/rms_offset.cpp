@@ -21,9 +21,8 @@ double mean_of(const Tensor& t) {
 }
 
 std::vector<double> values(const Tensor& t) {
-  std::vector<double> out;
-  for (float v : t.to_vector()) out.push_back(v);
-  return out;
+  const std::vector<float> v = t.to_vector();
+  return {v.begin(), v.end()};
 }
 
 // digits < 0: as short as the number allows (the lesson's own digits).
