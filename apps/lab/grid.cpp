@@ -60,6 +60,16 @@ Comparison accuracy_against(const std::vector<Record>& runs, double threshold, d
   return compare_to_threshold(values_counting_failures(runs, "val_accuracy", failed_as), threshold, kAccuracyFloor);
 }
 
+Comparison accuracy_gain(const std::vector<Record>& a, const std::vector<Record>& b, double threshold,
+                         double failed_as) {
+  return compare_to_threshold(paired_differences(a, b, "val_accuracy", failed_as), threshold, kAccuracyFloor);
+}
+
+std::string accuracy_cell(const std::vector<Record>& at) {
+  if (count_status(at, "refused") == at.size()) return "refused";
+  return mean_range(spread(at, "val_accuracy"), 2) + diverged_note(count_status(at, "diverged"));
+}
+
 std::string diverged_note(size_t diverged) { return diverged ? cat(" (", diverged, " diverged)") : ""; }
 
 }  // namespace minidl::lab

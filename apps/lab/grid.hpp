@@ -49,6 +49,13 @@ std::string count_text(const std::vector<Truth>& parts, const std::string& what)
 /// The validation accuracy of runs against threshold, a run that did not finish counting as
 /// failed_as, with the accuracy floor.
 Comparison accuracy_against(const std::vector<Record>& runs, double threshold, double failed_as);
+/// Seed by seed, the validation accuracy of runs a minus that of runs b (a run that did not
+/// finish counting as failed_as) against threshold, with the accuracy floor.
+Comparison accuracy_gain(const std::vector<Record>& a, const std::vector<Record>& b, double threshold,
+                         double failed_as = 0.0);
+/// A grid cell of validation accuracy: mean [min, max] with 2 digits and the diverged runs, or
+/// "refused" when every run was refused.
+std::string accuracy_cell(const std::vector<Record>& at);
 
 /// " (N diverged)", or "" for none.
 std::string diverged_note(size_t diverged);

@@ -100,11 +100,9 @@ std::vector<NormKind> all_norms() {
 std::vector<Record> where(const std::vector<Record>& records,
                           const std::vector<std::pair<std::string, std::string>>& match) {
   std::vector<Record> out;
-  for (const Record& r : records) {
-    bool all = true;
-    for (const auto& m : match) all = all && r.text(m.first) == m.second;
-    if (all) out.push_back(r);
-  }
+  for (const Record& r : records)
+    if (std::all_of(match.begin(), match.end(), [&r](const auto& m) { return r.text(m.first) == m.second; }))
+      out.push_back(r);
   return out;
 }
 
@@ -123,10 +121,6 @@ std::vector<double> values_of(const std::vector<Record>& records, const std::str
 
 lesson::Spread spread(const std::vector<Record>& records, const std::string& figure) {
   return lesson::spread_of(values_of(records, figure));
-}
-
-double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as) {
-  return spread_counting_failures(records, figure, failed_as).mean;  // NaN for no records
 }
 
 lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
@@ -158,9 +152,8 @@ std::vector<double> paired_differences(const std::vector<Record>& a, const std::
 }
 
 size_t count_status(const std::vector<Record>& records, const std::string& status) {
-  size_t n = 0;
-  for (const Record& r : records) n += r.text("status") == status;
-  return n;
+  return size_t(
+      std::count_if(records.begin(), records.end(), [&](const Record& r) { return r.text("status") == status; }));
 }
 
 std::string series_block(const std::string& name, const std::vector<Record>& records, const std::string& key,
@@ -249,8 +242,25 @@ std::string plot_header(const std::string& png, int width, int height) {
   return cat("set terminal pngcairo size ", width, ",", height, " font 'sans,10'\nset output '", png, "'\nset grid\n");
 }
 
+namespace {
+// The script's opening for `panels` panels side by side under one title.
+std::string multiplot(const std::string& png, const std::string& title, int panels, int width, int height) {
+  return plot_header(png, width, height) + cat("set multiplot layout 1,", panels, " title \"", title, "\"\n");
+}
+}  // namespace
+
 std::string two_panels(const std::string& png, const std::string& title, int width, int height) {
-  return plot_header(png, width, height) + cat("set multiplot layout 1,2 title \"", title, "\"\n");
+  return multiplot(png, title, 2, width, height);
+}
+
+std::string draw_plot(const std::string& out_dir, const std::string& png, const std::string& body, int width,
+                      int height) {
+  return draw(out_dir, png, plot_header(png, width, height) + body);
+}
+
+std::string draw_panels(const std::string& out_dir, const std::string& png, const std::string& title,
+                        const std::string& body, int panels, int width, int height) {
+  return draw(out_dir, png, multiplot(png, title, panels, width, height) + body + "unset multiplot\n");
 }
 
 std::string anchor(const std::string& heading) {

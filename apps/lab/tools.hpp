@@ -55,8 +55,6 @@ std::vector<Record> where_num(const std::vector<Record>& records, const std::str
 /// The spread over records of a figure (NaN values are left out; count says how many went in).
 lesson::Spread spread(const std::vector<Record>& records, const std::string& figure);
 
-/// The mean of a figure over records, a run that did not finish counting as `failed_as`.
-double mean_counting_failures(const std::vector<Record>& records, const std::string& figure, double failed_as);
 /// The spread of a figure over records, a run that did not finish counting as `failed_as`.
 lesson::Spread spread_counting_failures(const std::vector<Record>& records, const std::string& figure,
                                         double failed_as);
@@ -91,10 +89,10 @@ std::string joined(const std::vector<T>& values) {
 /// A number with two significant digits ("1.2e-07").
 std::string sci(double value);
 
-/// A Markdown table.
 /// A grid table's header: first, then prefix + plain(value) for each value.
 std::vector<std::string> grid_header(const std::string& first, const std::string& prefix,
                                      const std::vector<double>& values);
+/// A Markdown table.
 std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 /// The whole file as text; "" when it cannot be read.
@@ -109,6 +107,13 @@ std::string draw(const std::string& out_dir, const std::string& png, const std::
 std::string plot_header(const std::string& png, int width = 900, int height = 540);
 /// The script's opening for two panels side by side under one title.
 std::string two_panels(const std::string& png, const std::string& title, int width = 1100, int height = 480);
+/// Draws png into out_dir from plot_header(png, width, height) and then body; returns png.
+std::string draw_plot(const std::string& out_dir, const std::string& png, const std::string& body, int width = 900,
+                      int height = 540);
+/// Draws png into out_dir from `panels` panels side by side under one title: the opening, body,
+/// then the multiplot's end; returns png.
+std::string draw_panels(const std::string& out_dir, const std::string& png, const std::string& title,
+                        const std::string& body, int panels = 2, int width = 1100, int height = 480);
 /// GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as '-'.
 std::string anchor(const std::string& heading);
 /// " with yerrorlines lw 2 lc rgb '#...' title 'LayerNorm'": one colour per norm in every picture.

@@ -55,13 +55,11 @@ class AdamNorm : public Experiment {
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (const Trainer& t : trainers(c.settings))
-      for (NormKind norm : norms(c.settings))
-        for (uint64_t seed : c.settings.seeds) {
-          lesson::TrainOptions o = lesson_run(c.settings, norm, seed);
-          o.lr = t.lr;
-          o.trainer.optimizer = t.optimizer;
-          jobs.push_back(train_job(c, o, Record().set("optimizer", lesson::short_name(t.optimizer)).set("lr", t.lr)));
-        }
+      append(jobs, grid_jobs(c, Record().set("optimizer", lesson::short_name(t.optimizer)), "lr", {t.lr},
+                             norms(c.settings), c.settings.seeds, [&t](lesson::TrainOptions& o, double lr) {
+                               o.lr = lr;
+                               o.trainer.optimizer = t.optimizer;
+                             }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
@@ -93,7 +91,7 @@ class AdamNorm : public Experiment {
     }
     return {"Training loss / validation accuracy after the last epoch, mean [min, max] over seeds:\n\n" +
                 markdown_table(header, rows),
-            {draw(s.out_dir, "adam_norm.png", picture(records, s))}};
+            {draw_plot(s.out_dir, "adam_norm.png", picture(records, s), 900, 520)}};
   }
 
  private:
@@ -103,8 +101,7 @@ class AdamNorm : public Experiment {
         t.lr);
   }
   static std::string picture(const std::vector<Record>& records, const Settings& s) {
-    std::string script = plot_header("adam_norm.png", 900, 520);
-    script +=
+    std::string script =
         "set title 'Adam and normalization: validation accuracy after training (mean, range over seeds)'\n"
         "set ylabel 'validation accuracy'\nset yrange [0:1]\nset key bottom right\nset style data histogram\n"
         "set style histogram errorbars gap 1 lw 1\nset style fill solid 0.7 border -1\nset xtics nomirror\n";

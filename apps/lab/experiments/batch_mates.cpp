@@ -26,48 +26,6 @@ std::vector<float> first_output(nn::Module& model, const Tensor& X, const std::v
 
 std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::Layer, NormKind::RMS, NormKind::Group}; }
 
-}  // namespace
-
-BatchMates measure_batch_mates(const data::DigitsSplit& data, NormKind norm, uint64_t seed, int batches) {
-  Generator gen(seed);
-  auto model = lesson::deep_net(norm, {}, gen);
-  NoGradGuard no_grad;
-  model->train();
-  const Tensor& X = data.X_train;
-  const int64_t n = X.size(0);
-  // Random batches of 64: example 0 first, then 63 others drawn from the generator.
-  std::vector<std::vector<float>> outputs;
-  std::vector<int64_t> first_batch;
-  for (int b = 0; b < batches; ++b) {
-    std::vector<int64_t> rows{0};
-    const Tensor picks = Tensor::randint(1, n, {63}, gen);
-    for (int64_t i = 0; i < 63; ++i) rows.push_back(int64_t(picks.data()[i]));
-    if (b == 0) first_batch = rows;
-    outputs.push_back(first_output(*model, X, rows));
-  }
-  BatchMates m{norm, 0.0, 0.0, 0.0, true};
-  for (size_t k = 0; k < outputs.front().size(); ++k) {
-    float low = outputs[0][k], high = outputs[0][k];
-    for (const auto& o : outputs) low = std::min(low, o[k]), high = std::max(high, o[k]);
-    m.spread_over_mates = std::max(m.spread_over_mates, double(high - low));
-  }
-  const std::vector<float> in_64 = outputs.front();
-  const std::vector<float> in_2 = first_output(*model, X, {0, first_batch[1]});
-  model->eval();
-  const std::vector<float> eval_64 = first_output(*model, X, first_batch);
-  const std::vector<float> eval_1 = first_output(*model, X, {0});
-  m.train_vs_eval = max_difference(in_64, eval_64);
-  m.across_sizes = std::max(max_difference(in_64, in_2), max_difference(eval_64, eval_1));
-  if (norm != NormKind::Batch) {  // training mode at batch size 1 (BatchNorm refuses it)
-    model->train();
-    m.across_sizes = std::max(m.across_sizes, max_difference(in_64, first_output(*model, X, {0})));
-  }
-  m.bitwise = m.spread_over_mates == 0.0 && m.train_vs_eval == 0.0;
-  return m;
-}
-
-namespace {
-
 class BatchMatesExperiment : public Experiment {
  public:
   BatchMatesExperiment()
@@ -119,32 +77,68 @@ class BatchMatesExperiment : public Experiment {
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    size_t i = 0;
     for (NormKind norm : norms()) {
       const auto mine = of_norm(records, norm);
       const lesson::Spread mates = spread(mine, "spread_over_mates"), mode = spread(mine, "train_vs_eval"),
                            sizes = spread(mine, "across_batch_sizes"), bits = spread(mine, "bitwise");
       rows.push_back(
           {lesson::display_name(norm), sci(mates.max), sci(mode.max), sci(sizes.max), bits.min == 1.0 ? "yes" : "no"});
-      bars.push_back({double(i++), std::max(mates.max, 1e-12)});
+      bars.push_back({double(bars.size()), std::max(mates.max, 1e-12)});
     }
     const std::string table =
         "Largest over seeds:\n\n" + markdown_table({"norm", "spread over batch mates", "train vs eval",
                                                     "batch of 64 vs 2 and 1", "mates and mode bit for bit"},
                                                    rows);
-    std::string script = plot_header("batch_mates.png", 800, 460);
-    script += datablock("spread", bars);
-    script +=
+    const std::string script =
+        datablock("spread", bars) +
         "set title \"One example's training-mode logits as its batch mates change (largest spread; 1e-12 = none)\"\n"
         "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.6\nunset key\n"
         "set ylabel 'max - min of a logit across 8 batches'\n"
         "set xtics ('BatchNorm1d' 0, 'LayerNorm' 1, 'RMSNorm' 2, 'GroupNorm' 3)\n"
         "plot $spread using 1:2 with boxes lc rgb '#aa4455'\n";
-    return {table, {draw(s.out_dir, "batch_mates.png", script)}};
+    return {table, {draw_plot(s.out_dir, "batch_mates.png", script, 800, 460)}};
   }
 };
 
 }  // namespace
+
+BatchMates measure_batch_mates(const data::DigitsSplit& data, NormKind norm, uint64_t seed, int batches) {
+  Generator gen(seed);
+  auto model = lesson::deep_net(norm, {}, gen);
+  NoGradGuard no_grad;
+  model->train();
+  const Tensor& X = data.X_train;
+  const int64_t n = X.size(0);
+  // Random batches of 64: example 0 first, then 63 others drawn from the generator.
+  std::vector<std::vector<float>> outputs;
+  std::vector<int64_t> first_batch;
+  for (int b = 0; b < batches; ++b) {
+    std::vector<int64_t> rows{0};
+    const Tensor picks = Tensor::randint(1, n, {63}, gen);
+    for (int64_t i = 0; i < 63; ++i) rows.push_back(int64_t(picks.data()[i]));
+    if (b == 0) first_batch = rows;
+    outputs.push_back(first_output(*model, X, rows));
+  }
+  BatchMates m{norm, 0.0, 0.0, 0.0, true};
+  for (size_t k = 0; k < outputs.front().size(); ++k) {
+    float low = outputs[0][k], high = outputs[0][k];
+    for (const auto& o : outputs) low = std::min(low, o[k]), high = std::max(high, o[k]);
+    m.spread_over_mates = std::max(m.spread_over_mates, double(high - low));
+  }
+  const std::vector<float> in_64 = outputs.front();
+  const std::vector<float> in_2 = first_output(*model, X, {0, first_batch[1]});
+  model->eval();
+  const std::vector<float> eval_64 = first_output(*model, X, first_batch);
+  const std::vector<float> eval_1 = first_output(*model, X, {0});
+  m.train_vs_eval = max_difference(in_64, eval_64);
+  m.across_sizes = std::max(max_difference(in_64, in_2), max_difference(eval_64, eval_1));
+  if (norm != NormKind::Batch) {  // training mode at batch size 1 (BatchNorm refuses it)
+    model->train();
+    m.across_sizes = std::max(m.across_sizes, max_difference(in_64, first_output(*model, X, {0})));
+  }
+  m.bitwise = m.spread_over_mates == 0.0 && m.train_vs_eval == 0.0;
+  return m;
+}
 
 std::shared_ptr<const Experiment> batch_mates_experiment() { return std::make_shared<BatchMatesExperiment>(); }
 

@@ -56,29 +56,25 @@ class BatchSize : public Experiment {
     for (const std::string regime : {"epochs", "steps"}) {
       const std::optional<int64_t> steps =
           regime == "steps" ? std::optional<int64_t>(fixed_steps(c.settings)) : std::nullopt;
-      for (Job& job : grid_jobs(c, Record().set("regime", regime), "batch_size", sizes(c.settings), norms(),
-                                c.settings.seeds, [steps](lesson::TrainOptions&o, double b) {
-                                  o.batch_size = int64_t(b);
-                                  o.drop_last = true;
-                                  o.steps = steps;
-                                }))
-        jobs.push_back(std::move(job));
+      append(jobs, grid_jobs(c, Record().set("regime", regime), "batch_size", sizes(c.settings), norms(),
+                             c.settings.seeds, [steps](lesson::TrainOptions& o, double b) {
+                               o.batch_size = int64_t(b);
+                               o.drop_last = true;
+                               o.steps = steps;
+                             }));
     }
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings& s) const override {
     double bn_best_size = 2, bn_best = -1.0;
     for (double b : sizes(s))
-      if (const double acc = mean_counting_failures(runs(records, "epochs", NormKind::Batch, b), "val_accuracy", 0.0);
+      if (const double acc =
+              spread_counting_failures(runs(records, "epochs", NormKind::Batch, b), "val_accuracy", 0.0).mean;
           b >= 2 && acc > bn_best)
         bn_best = acc, bn_best_size = b;
-    auto gain = [&](NormKind norm_a, double a, NormKind norm_b, double b, double threshold) {
-      return compare_to_threshold(paired_differences(runs(records, "epochs", norm_a, a),
-                                                     runs(records, "epochs", norm_b, b), "val_accuracy", 0.0),
-                                  threshold, kAccuracyFloor);
-    };
-    const Comparison drop = gain(NormKind::Batch, bn_best_size, NormKind::Batch, 2, kDrop);
-    const Comparison behind = gain(NormKind::Layer, 2, NormKind::Batch, 2, 0.0);
+    const auto batch_at_2 = runs(records, "epochs", NormKind::Batch, 2);
+    const Comparison drop = accuracy_gain(runs(records, "epochs", NormKind::Batch, bn_best_size), batch_at_2, kDrop);
+    const Comparison behind = accuracy_gain(runs(records, "epochs", NormKind::Layer, 2), batch_at_2, 0.0);
     const Truth struggles = all_of({above(drop), above(behind)});
     auto layer_at_1 = [&](const char* regime) {
       return accuracy_against(runs(records, regime, NormKind::Layer, 1), kWorks, 0.0);
@@ -99,20 +95,12 @@ class BatchSize : public Experiment {
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::string text;
-    std::string script = two_panels("batch_size.png", "Batch size: validation accuracy (mean and range over seeds)");
-    script +=
+    std::string script =
         "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
         "set xrange [0.8:320]\nset key bottom right\n";
     for (const std::string regime : {"epochs", "steps"}) {
       const GridTable table = grid_table(where(records, {{"regime", regime}}), norms(),
-                                         {"batch_size", sizes(s), "val_accuracy",
-                                          [](const std::vector<Record>& at) {
-                                            return count_status(at, "refused") == at.size()
-                                                       ? "refused"
-                                                       : mean_range(spread(at, "val_accuracy"), 2) +
-                                                             diverged_note(count_status(at, "diverged"));
-                                          },
-                                          regime, 0.04});
+                                         {"batch_size", sizes(s), "val_accuracy", accuracy_cell, regime, 0.04});
       const std::string length =
           regime == "epochs" ? cat(lesson_training(s).epochs, " epoch(s)") : cat(fixed_steps(s), " steps");
       text += cat(regime == "epochs" ? "" : "\n", "Validation accuracy after ", length, ":\n\n",
@@ -129,7 +117,9 @@ class BatchSize : public Experiment {
         "experiment with its own rule: \"Small batches with "
         "the learning rate scaled to the batch\" (scaled_lr_batch), lr 0.05 x batch / 64 as Goyal et al. "
         "2017 scale it.\n";
-    return {text, {draw(s.out_dir, "batch_size.png", script + "unset multiplot\n")}};
+    return {text,
+            {draw_panels(s.out_dir, "batch_size.png", "Batch size: validation accuracy (mean and range over seeds)",
+                         script)}};
   }
 };
 

@@ -26,35 +26,6 @@ std::shared_ptr<nn::Module> make_norm(NormKind norm) {
   return std::make_shared<nn::LayerNorm>(nn::LayerNormOptions{.normalized_shape = {64}});
 }
 
-}  // namespace
-
-BiasBeforeNorm measure_bias_before_norm(NormKind norm, uint64_t seed) {
-  if (norm != NormKind::Batch && norm != NormKind::Layer)
-    throw Error(cat("measure_bias_before_norm compares batch and layer, got ", lesson::short_name(norm)));
-  Generator gen(seed);
-  nn::Linear with_bias(64, 64, gen);
-  nn::Linear without_bias(nn::LinearOptions(64, 64).bias(false), gen);
-  {
-    NoGradGuard no_grad;  // a copy of the values, not a step of the graph
-    without_bias.weight.copy_(with_bias.weight);
-  }
-  const Tensor x = Tensor::randn({32, 64}, gen);  // (N, in)
-  const Tensor r = Tensor::randn({32, 64}, gen);  // a random projection, so every output gets a gradient
-  auto norm_a = make_norm(norm), norm_b = make_norm(norm);
-  norm_a->train();
-  norm_b->train();
-  const Tensor y_with = (*norm_a)(with_bias(x));        // (N, 64)
-  const Tensor y_without = (*norm_b)(without_bias(x));  // (N, 64)
-  BiasBeforeNorm m{norm, 0.0, 0.0, 0.0};
-  m.output_difference = max_abs(y_with.detach() - y_without.detach());
-  sum(y_with * r).backward();
-  m.bias_gradient = max_abs(with_bias.bias.grad());
-  m.weight_gradient = max_abs(with_bias.weight.grad());
-  return m;
-}
-
-namespace {
-
 class BiasBeforeNormExperiment : public Experiment {
  public:
   BiasBeforeNormExperiment()
@@ -136,19 +107,43 @@ class BiasBeforeNormExperiment : public Experiment {
       }
     table += "\nTraining part, mean [min, max] over seeds:\n\n" +
              markdown_table({"norm", "bias before it", "training loss", "val accuracy"}, train_rows);
-    std::string script = plot_header("bias_before_norm.png", 800, 460);
-    script += datablock("d", bars);
-    script +=
+    const std::string script =
+        datablock("d", bars) +
         "set title 'A bias before the norm: output difference and bias gradient (largest over seeds)'\n"
         "set logscale y\nset yrange [1e-13:10]\nset style fill solid 0.6\nset boxwidth 0.35\n"
         "set xtics ('Linear + BatchNorm1d' 0, 'Linear + LayerNorm' 1)\nset key top left\n"
         "plot $d using ($1-0.18):2 with boxes title 'output difference, with vs without bias', "
         "$d using ($1+0.18):3 with boxes title 'largest bias gradient'\n";
-    return {table, {draw(s.out_dir, "bias_before_norm.png", script)}};
+    return {table, {draw_plot(s.out_dir, "bias_before_norm.png", script, 800, 460)}};
   }
 };
 
 }  // namespace
+
+BiasBeforeNorm measure_bias_before_norm(NormKind norm, uint64_t seed) {
+  if (norm != NormKind::Batch && norm != NormKind::Layer)
+    throw Error(cat("measure_bias_before_norm compares batch and layer, got ", lesson::short_name(norm)));
+  Generator gen(seed);
+  nn::Linear with_bias(64, 64, gen);
+  nn::Linear without_bias(nn::LinearOptions(64, 64).bias(false), gen);
+  {
+    NoGradGuard no_grad;  // a copy of the values, not a step of the graph
+    without_bias.weight.copy_(with_bias.weight);
+  }
+  const Tensor x = Tensor::randn({32, 64}, gen);  // (N, in)
+  const Tensor r = Tensor::randn({32, 64}, gen);  // a random projection, so every output gets a gradient
+  auto norm_a = make_norm(norm), norm_b = make_norm(norm);
+  norm_a->train();
+  norm_b->train();
+  const Tensor y_with = (*norm_a)(with_bias(x));        // (N, 64)
+  const Tensor y_without = (*norm_b)(without_bias(x));  // (N, 64)
+  BiasBeforeNorm m{norm, 0.0, 0.0, 0.0};
+  m.output_difference = max_abs(y_with.detach() - y_without.detach());
+  sum(y_with * r).backward();
+  m.bias_gradient = max_abs(with_bias.bias.grad());
+  m.weight_gradient = max_abs(with_bias.weight.grad());
+  return m;
+}
 
 std::shared_ptr<const Experiment> bias_before_norm_experiment() { return std::make_shared<BiasBeforeNormExperiment>(); }
 

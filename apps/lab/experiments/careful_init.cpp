@@ -11,8 +11,6 @@ using lesson::NormKind;
 
 constexpr double kLearnedAccuracy = 0.8;  // learned well
 
-std::vector<InitScheme> inits() { return {InitScheme::PyTorch, InitScheme::Xavier, InitScheme::Kaiming}; }
-
 std::vector<int64_t> depths(const Settings& s) {
   return s.quick ? std::vector<int64_t>{8} : std::vector<int64_t>{8, 16};
 }
@@ -69,11 +67,9 @@ class CarefulInit : public Experiment {
   }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
-    for (int64_t depth : depths(c.settings)) {
-      for (InitScheme init : inits())
-        for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, NormKind::None, init, depth, seed));
-      for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, NormKind::Layer, InitScheme::PyTorch, depth, seed));
-    }
+    for (int64_t depth : depths(c.settings))
+      for (const auto& [norm, init] : cases())
+        for (uint64_t seed : c.settings.seeds) jobs.push_back(job(c, norm, init, depth, seed));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
@@ -105,7 +101,7 @@ class CarefulInit : public Experiment {
         "Mean [min, max] over seeds; the Tanh output standard deviations are at initialization:\n\n" +
         markdown_table(
             {"depth", "norm", "init", "training loss", "val accuracy", "first Tanh's std", "last Tanh's std"}, rows);
-    return {table, {draw(s.out_dir, "careful_init.png", picture(records, s))}};
+    return {table, {draw_plot(s.out_dir, "careful_init.png", picture(records, s), 900, 520)}};
   }
 
  private:
@@ -132,10 +128,10 @@ class CarefulInit : public Experiment {
   }
   static std::string picture(const std::vector<Record>& records, const Settings& s) {
     const int64_t depth = depths(s).back();
-    std::string script = plot_header("careful_init.png", 900, 520);
-    script += cat("set title 'Depth ", depth,
-                  ": standard deviation of each Tanh output at initialization (mean over seeds)'\n"
-                  "set xlabel 'layer'\nset ylabel 'std of tanh output'\nset key top right\nset yrange [0:1]\n");
+    std::string script =
+        cat("set title 'Depth ", depth,
+            ": standard deviation of each Tanh output at initialization (mean over seeds)'\n"
+            "set xlabel 'layer'\nset ylabel 'std of tanh output'\nset key top right\nset yrange [0:1]\n");
     std::string plots;
     size_t i = 0;
     for (const auto& [norm, init] : cases()) {

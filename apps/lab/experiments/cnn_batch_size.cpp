@@ -66,12 +66,10 @@ class CnnBatchSize : public Experiment {
     auto rise = [&](NormKind norm, double threshold) {
       double best_size = 0, best = -1.0;
       for (double b : sizes(s))
-        if (const double acc = mean_counting_failures(runs(records, norm, b), "val_accuracy", 0.0);
+        if (const double acc = spread_counting_failures(runs(records, norm, b), "val_accuracy", 0.0).mean;
             b >= 16 && acc > best)
           best = acc, best_size = b;
-      return compare_to_threshold(
-          paired_differences(runs(records, norm, best_size), runs(records, norm, 2), "val_accuracy", 0.0), threshold,
-          kAccuracyFloor);
+      return accuracy_gain(runs(records, norm, best_size), runs(records, norm, 2), threshold);
     };
     const Comparison bn = rise(NormKind::Batch, kRise), gn = rise(NormKind::Group, kFlat);
     const auto bn1 = runs(records, NormKind::Batch, 1);
@@ -92,11 +90,11 @@ class CnnBatchSize : public Experiment {
     const GridTable table = grid_table(
         records, norms(),
         {"batch_size", sizes(s), "val_accuracy", error_cell, "n", 0.04, "(1-$2):(1-$4):(1-$3)", lesson::Arch::CNN});
-    const std::string script = plot_header("cnn_batch_size.png") +
-                               "set title 'The digits CNN: validation error against batch size (mean and range over "
-                               "seeds)'\nset logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation error'\n"
-                               "set yrange [0:1]\nset xrange [0.8:160]\nset key top right\n" +
-                               table.blocks + table.plot + "\n";
+    const std::string script =
+        "set title 'The digits CNN: validation error against batch size (mean and range over seeds)'\n"
+        "set logscale x 2\nset xlabel 'batch size'\nset ylabel 'validation error'\n"
+        "set yrange [0:1]\nset xrange [0.8:160]\nset key top right\n" +
+        table.blocks + table.plot + "\n";
     return {cat("Validation error (1 - accuracy) after ", lesson_training(s).epochs,
                 " epoch(s), mean [min, max] over seeds:\n\n",
                 markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows),
@@ -110,7 +108,7 @@ class CnnBatchSize : public Experiment {
                 "error 0.7 at every batch size on these 8 x 8 digits), and eval mode then uses running averages of "
                 "those per-image statistics, a model no image was trained with. It runs at batch 1 (nothing is "
                 "refused); it does not train the BatchNorm the other columns do.\n"),
-            {draw(s.out_dir, "cnn_batch_size.png", script)}};
+            {draw_plot(s.out_dir, "cnn_batch_size.png", script)}};
   }
 
  private:

@@ -94,7 +94,9 @@ class Depth : public Experiment {
     std::vector<std::string> header{"depth"};
     for (NormKind norm : all_norms()) header.push_back(lesson::display_name(norm));
     return {"Training loss / validation accuracy, mean [min, max] over seeds:\n\n" + markdown_table(header, rows),
-            {draw(s.out_dir, "depth.png", picture(loss_rows, acc_rows))}};
+            {draw_panels(s.out_dir, "depth.png",
+                         "Depth: final training loss and validation accuracy (mean, range over seeds)",
+                         picture(loss_rows, acc_rows))}};
   }
 
  private:
@@ -111,12 +113,9 @@ class Depth : public Experiment {
   }
   static std::string picture(const std::vector<std::vector<double>>& loss,
                              const std::vector<std::vector<double>>& acc) {
-    std::string script =
-        two_panels("depth.png", "Depth: final training loss and validation accuracy (mean, range over seeds)");
-    script += datablock("loss", loss) + datablock("acc", acc);
-    script +=
-        "set logscale x 2\nset xlabel 'depth (Linear + norm + Tanh blocks)'\n"
-        "set key bottom right\nset xrange [1.5:45]\n";
+    std::string script = datablock("loss", loss) + datablock("acc", acc) +
+                         "set logscale x 2\nset xlabel 'depth (Linear + norm + Tanh blocks)'\n"
+                         "set key bottom right\nset xrange [1.5:45]\n";
     auto series = [](const std::string& block) {
       std::string plots;
       const auto norms = all_norms();
@@ -131,7 +130,7 @@ class Depth : public Experiment {
         "set title 'training loss (ln 10 = 2.303 is guessing)'\nset ylabel 'loss'\nset key top left\n" + series("loss");
     script += "set title 'validation accuracy'\nset ylabel 'accuracy'\nset yrange [0:1]\nset key bottom left\n" +
               series("acc");
-    return script + "unset multiplot\n";
+    return script;
   }
 };
 

@@ -45,8 +45,7 @@ class DytDeepNet : public Experiment {
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto dyt = of_norm(records, NormKind::DyT), layer = of_norm(records, NormKind::Layer);
     const Comparison learns = accuracy_against(dyt, kLearnedAccuracy, 0.1);
-    const Comparison gap =
-        compare_to_threshold(paired_differences(dyt, layer, "val_accuracy", 0.1), -kAsWell, kAccuracyFloor);
+    const Comparison gap = accuracy_gain(dyt, layer, -kAsWell, 0.1);
     const Truth learned = above(learns), as_well = above(gap);
     return {verdict_of({learned, as_well}),
             cat("DyT's mean validation accuracy: ", comparison_text(learns), " (",
@@ -62,14 +61,13 @@ class DytDeepNet : public Experiment {
     }
     return {"After the last epoch, mean [min, max] over seeds:\n\n" +
                 markdown_table({"norm", "training loss", "validation accuracy"}, rows),
-            {draw(s.out_dir, "dyt_deep_net.png", picture(records, s))}};
+            {draw_plot(s.out_dir, "dyt_deep_net.png", picture(records, s), 800, 480)}};
   }
 
  private:
   /// The validation accuracy per seed, a line per norm.
   static std::string picture(const std::vector<Record>& records, const Settings& s) {
-    std::string script = plot_header("dyt_deep_net.png", 800, 480);
-    script +=
+    std::string script =
         cat("set title 'DyT in the lesson''s network: validation accuracy per seed'\nset xlabel 'seed'\n"
             "set ylabel 'validation accuracy'\nset yrange [0:1]\nset xtics 1\nset key bottom right\n",
             "set xrange [", double(s.seeds.front()) - 0.5, ":", double(s.seeds.back()) + 0.5, "]\n");

@@ -89,10 +89,8 @@ class EvalMode : public Experiment {
     std::string figures;
     for (int64_t b : train_batches(s))
       if (b < 64) {
-        const Comparison c = compare_to_threshold(
-            paired_differences(eval, where(records, {{"evaluation", cat("train mode, batches of ", b)}}),
-                               "val_accuracy", 0.0),
-            0.0, kAccuracyFloor);
+        const Comparison c =
+            accuracy_gain(eval, where(records, {{"evaluation", cat("train mode, batches of ", b)}}), 0.0);
         worse.push_back(above(c));
         figures += cat(", batches of ", b, " ", comparison_text(c));
       }
@@ -123,16 +121,15 @@ class EvalMode : public Experiment {
                               markdown_table({"evaluation", "accuracy", "classes predicted",
                                               "largest running_mean change", "eval accuracy afterwards"},
                                              rows);
-    std::string script = plot_header("eval_mode.png", 900, 480);
-    script += datablock("acc", bars);
-    script +=
+    const std::string script =
+        datablock("acc", bars) +
         cat("set title 'Forgetting model.eval(): validation accuracy of a trained BatchNorm network'\n"
             "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:1]\nset ylabel 'validation accuracy'\n"
             "set xtics (",
             xtics(modes),
             ") rotate by -20\nunset key\nplot $acc using 1:2 with boxes lc rgb '#4477aa', "
             "$acc using 1:2:3:4 with yerrorbars lc 'black' pt 0\n");
-    return {table, {draw(s.out_dir, "eval_mode.png", script)}};
+    return {table, {draw_plot(s.out_dir, "eval_mode.png", script, 900, 480)}};
   }
 
  private:

@@ -21,33 +21,6 @@ double max_difference(const Tensor& a, const std::vector<double>& b) {
   return d;
 }
 
-}  // namespace
-
-GroupNormEnds measure_group_norm_ends(uint64_t seed, int64_t n, int64_t c, int64_t l) {
-  Generator gen(seed);
-  const Tensor x = Tensor::randn({n, c, l}, gen, 1.0f, 2.0f);  // (N, C, L), off-center on purpose
-  NoGradGuard no_grad;
-  nn::GroupNorm one_group(nn::GroupNormOptions{.num_groups = 1, .num_channels = c});
-  nn::LayerNorm over_c_l(nn::LayerNormOptions{.normalized_shape = {c, l}});
-  nn::GroupNorm c_groups(nn::GroupNormOptions{.num_groups = c, .num_channels = c});
-  const Tensor a = one_group(x), b = over_c_l(x), d = c_groups(x);
-  std::vector<double> layer(b.numel()), instance(size_t(x.numel()));
-  for (int64_t i = 0; i < b.numel(); ++i) layer[size_t(i)] = b.data()[i];
-  // Per (example, channel) over the L positions, in double: instance normalization.
-  const float* v = x.data();
-  for (int64_t row = 0; row < n * c; ++row) {
-    double mean = 0.0, var = 0.0;
-    for (int64_t p = 0; p < l; ++p) mean += v[row * l + p];
-    mean /= double(l);
-    for (int64_t p = 0; p < l; ++p) var += std::pow(v[row * l + p] - mean, 2);
-    var /= double(l);
-    for (int64_t p = 0; p < l; ++p) instance[size_t(row * l + p)] = (v[row * l + p] - mean) / std::sqrt(var + 1e-5);
-  }
-  return {max_difference(a, layer), max_difference(d, instance)};
-}
-
-namespace {
-
 class GroupNormExperiment : public Experiment {
  public:
   GroupNormExperiment()
@@ -111,17 +84,39 @@ class GroupNormExperiment : public Experiment {
     }
     table += "\nTraining part, mean [min, max] over seeds:\n\n" +
              markdown_table({"G", "channels per group", "training loss", "val accuracy"}, rows);
-    std::string script = plot_header("group_norm.png", 800, 460);
-    script += datablock("g", points);
-    script +=
+    const std::string script =
+        datablock("g", points) +
         "set title 'GroupNorm(G, 64) in the lesson network: validation accuracy (mean and range over seeds)'\n"
         "set logscale x 2\nset xrange [0.7:90]\nset yrange [0:1]\nset xlabel 'groups G'\n"
         "set ylabel 'validation accuracy'\nunset key\nplot $g using 1:2:3:4 with yerrorlines lw 2\n";
-    return {table, {draw(s.out_dir, "group_norm.png", script)}};
+    return {table, {draw_plot(s.out_dir, "group_norm.png", script, 800, 460)}};
   }
 };
 
 }  // namespace
+
+GroupNormEnds measure_group_norm_ends(uint64_t seed, int64_t n, int64_t c, int64_t l) {
+  Generator gen(seed);
+  const Tensor x = Tensor::randn({n, c, l}, gen, 1.0f, 2.0f);  // (N, C, L), off-center on purpose
+  NoGradGuard no_grad;
+  nn::GroupNorm one_group(nn::GroupNormOptions{.num_groups = 1, .num_channels = c});
+  nn::LayerNorm over_c_l(nn::LayerNormOptions{.normalized_shape = {c, l}});
+  nn::GroupNorm c_groups(nn::GroupNormOptions{.num_groups = c, .num_channels = c});
+  const Tensor a = one_group(x), b = over_c_l(x), d = c_groups(x);
+  std::vector<double> layer(b.numel()), instance(size_t(x.numel()));
+  for (int64_t i = 0; i < b.numel(); ++i) layer[size_t(i)] = b.data()[i];
+  // Per (example, channel) over the L positions, in double: instance normalization.
+  const float* v = x.data();
+  for (int64_t row = 0; row < n * c; ++row) {
+    double mean = 0.0, var = 0.0;
+    for (int64_t p = 0; p < l; ++p) mean += v[row * l + p];
+    mean /= double(l);
+    for (int64_t p = 0; p < l; ++p) var += std::pow(v[row * l + p] - mean, 2);
+    var /= double(l);
+    for (int64_t p = 0; p < l; ++p) instance[size_t(row * l + p)] = (v[row * l + p] - mean) / std::sqrt(var + 1e-5);
+  }
+  return {max_difference(a, layer), max_difference(d, instance)};
+}
 
 std::shared_ptr<const Experiment> group_norm_experiment() { return std::make_shared<GroupNormExperiment>(); }
 

@@ -91,7 +91,6 @@ class InitScale : public Experiment {
     for (size_t i = 0; i < norms.size(); ++i)
       table.rows[i].push_back(mean_range(spread(sensitivities(records, norms[i]), "range")));
     const std::string script =
-        plot_header("init_scale.png", 900, 520) +
         "set title 'Starting weights: final training loss by initial weight scale (mean and range over seeds)'\n"
         "set logscale x 2\nset xlabel 'initial weight scale'\nset ylabel 'training loss'\nset key top left\n"
         "set xrange [0.2:5]\n" +
@@ -102,7 +101,7 @@ class InitScale : public Experiment {
         "Final training loss, mean [min, max] over seeds, and its range over the scales per seed (mean [min, "
         "max]):\n\n" +
         markdown_table(header, table.rows);
-    return {text, {draw(s.out_dir, "init_scale.png", script)}};
+    return {text, {draw_plot(s.out_dir, "init_scale.png", script, 900, 520)}};
   }
 };
 

@@ -195,15 +195,12 @@ class IoffeFig1 : public Experiment {
                               markdown_table({"network", cat("val accuracy at step ", early), cat("at step ", steps(s)),
                                               "mean over the curve", "percentiles' movement"},
                                              rows);
-    return {table, {draw(s.out_dir, "ioffe_fig1.png", picture(records, s))}};
+    return {table, {draw_picture(records, s)}};
   }
 
  private:
-  static std::string picture(const std::vector<Record>& records, const Settings& s) {
+  static std::string draw_picture(const std::vector<Record>& records, const Settings& s) {
     const double first = double(s.seeds.front());
-    std::string script = plot_header("ioffe_fig1.png", 1350, 430) +
-                         "set multiplot layout 1,3 title \"Ioffe and Szegedy's Fig. 1 on the digits\"\n"
-                         "set xlabel 'training step'\nset key bottom right\n";
     std::string accuracy = "set title '(a) validation accuracy, mean over seeds'\nset yrange [0:1]\nplot ";
     std::string blocks;
     for (size_t i = 0; i < variants().size(); ++i) {
@@ -223,14 +220,15 @@ class IoffeFig1 : public Experiment {
     const auto seed_runs = where_num(records, "seed", first);
     const double low = std::min({spread(seed_runs, "p15").min, spread(seed_runs, "p85").min});
     const double high = std::max({spread(seed_runs, "p15").max, spread(seed_runs, "p85").max});
-    script = blocks + script + accuracy +
-             cat("\nset yrange [", low - 0.5, ":", high + 0.5, "]\nset ylabel 'sigmoid input'\nset key top right\n");
+    std::string script =
+        blocks + "set xlabel 'training step'\nset key bottom right\n" + accuracy +
+        cat("\nset yrange [", low - 0.5, ":", high + 0.5, "]\nset ylabel 'sigmoid input'\nset key top right\n");
     for (size_t i = 0; i < variants().size(); ++i)
       script += cat("set title '(", char('b' + i), ") ", variant_name(variants()[i]), ": input of unit ", kUnit,
                     ", seed ", plain(first), "'\nplot $p", i,
                     " using 1:2 with lines lw 2 title '15th percentile', '' using 1:3 with lines lw 2 title '50th', "
                     "'' using 1:4 with lines lw 2 title '85th'\n");
-    return script + "unset multiplot\n";
+    return draw_panels(s.out_dir, "ioffe_fig1.png", "Ioffe and Szegedy's Fig. 1 on the digits", script, 3, 1350, 430);
   }
 };
 

@@ -20,7 +20,7 @@ std::vector<Record> runs(const std::vector<Record>& records, NormKind norm, doub
 
 // Mean validation accuracy over seeds, a diverged run counting as 0.
 double accuracy(const std::vector<Record>& records, NormKind norm, double lr) {
-  return mean_counting_failures(runs(records, norm, lr), "val_accuracy", 0.0);
+  return spread_counting_failures(runs(records, norm, lr), "val_accuracy", 0.0).mean;
 }
 
 // The largest lr of the grid whose mean accuracy is above kTarget (0 when none): at least the
@@ -92,7 +92,6 @@ class LearningRate : public Experiment {
       table.rows[i].push_back(lr_text(largest_reaching(records, norms[i], s)));
     }
     const std::string script =
-        plot_header("learning_rate.png", 900, 520) +
         "set title 'Learning rate: validation accuracy after training (mean and range over seeds)'\n"
         "set logscale x\nset xlabel 'SGD learning rate'\nset ylabel 'validation accuracy'\nset yrange [0:1]\n"
         "set key bottom left\n" +
@@ -104,7 +103,7 @@ class LearningRate : public Experiment {
     header.push_back(cat("largest lr reaching ", kTarget));
     const std::string text =
         "Validation accuracy, mean [min, max] over the seeds that finished:\n\n" + markdown_table(header, table.rows);
-    return {text, {draw(s.out_dir, "learning_rate.png", script)}};
+    return {text, {draw_plot(s.out_dir, "learning_rate.png", script, 900, 520)}};
   }
 };
 

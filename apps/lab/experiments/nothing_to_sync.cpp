@@ -235,8 +235,8 @@ class NothingToSync : public Experiment {
   static std::string draw_picture(const std::vector<Record>& records, const Settings& s) {
     std::vector<double> ns;
     for (int n : rank_counts(s)) ns.push_back(n);
-    std::string script = two_panels("nothing_to_sync.png", "Global batch 64 on N ranks (mean and range over seeds)");
-    script += "set logscale x 2\nset xlabel 'ranks (batch 64 / N each)'\nset xrange [0.8:10]\nset key bottom left\n";
+    std::string script =
+        "set logscale x 2\nset xlabel 'ranks (batch 64 / N each)'\nset xrange [0.8:10]\nset key bottom left\n";
     const char* colours[] = {"#1b9e77", "#66a61e", "#d95f02"};
     for (const char* figure : {"val_accuracy", "train_loss"}) {
       std::string plots;
@@ -251,7 +251,8 @@ class NothingToSync : public Experiment {
                     : "set title 'final training loss'\nset ylabel 'training loss'\nset key top left\n";
       script += plots + "\n";
     }
-    return draw(s.out_dir, "nothing_to_sync.png", script + "unset multiplot\n");
+    return draw_panels(s.out_dir, "nothing_to_sync.png", "Global batch 64 on N ranks (mean and range over seeds)",
+                       script);
   }
 };
 

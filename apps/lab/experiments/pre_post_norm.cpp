@@ -168,7 +168,7 @@ class PrePostNorm : public Experiment {
         "of the original width with Adam and a warmup of thousands of steps, not for width-32 residual MLPs "
         "trained 5 epochs. Where those conditions come closer, in charlm, \"Warmup, width and depth: where "
         "post-LN needs a warmup\" (warmup_map) maps the claim over width, depth and lr.\n";
-    return {table, {draw(s.out_dir, "pre_post_norm.png", picture(records, s))}};
+    return {table, {draw_picture(records, s)}};
   }
 
  private:
@@ -193,11 +193,9 @@ class PrePostNorm : public Experiment {
   }
   /// Mean validation accuracy against blocks, per placement and warmup, at the largest lr
   /// (the hardest), LayerNorm left and RMSNorm right.
-  static std::string picture(const std::vector<Record>& records, const Settings& s) {
+  static std::string draw_picture(const std::vector<Record>& records, const Settings& s) {
     const double lr = learning_rates(s).back();
-    std::string script =
-        two_panels("pre_post_norm.png", cat("Pre-norm against post-norm: validation accuracy by depth, Adam lr ",
-                                            plain(lr), " (mean and range over seeds; a diverged run counts 0.1)"));
+    std::string script;
     for (size_t n = 0; n < norms().size(); ++n) {
       std::string plots;
       size_t i = 0;
@@ -220,7 +218,10 @@ class PrePostNorm : public Experiment {
                     "set yrange [0:1]\nset key bottom left\n",
                     plots, "\n");
     }
-    return script + "unset multiplot\n";
+    return draw_panels(s.out_dir, "pre_post_norm.png",
+                       cat("Pre-norm against post-norm: validation accuracy by depth, Adam lr ", plain(lr),
+                           " (mean and range over seeds; a diverged run counts 0.1)"),
+                       script);
   }
 };
 

@@ -21,51 +21,9 @@ double mean_of(const Tensor& t) {
 }
 
 std::vector<double> values(const Tensor& t) {
-  std::vector<double> out;
-  for (float v : t.to_vector()) out.push_back(v);
-  return out;
+  const std::vector<float> v = t.to_vector();
+  return {v.begin(), v.end()};
 }
-
-}  // namespace
-
-OffsetMeans measure_offset(double offset, uint64_t seed) {
-  Generator gen(seed);
-  const Tensor x = Tensor::randn({32, 64}, gen) + float(offset);  // (N, 64)
-  nn::LayerNorm layer_norm(nn::LayerNormOptions{.normalized_shape = {64}});
-  nn::RMSNorm rms_norm(nn::RMSNormOptions{.normalized_shape = {64}});
-  NoGradGuard no_grad;
-  return {offset, mean_of(x), mean_of(layer_norm(x)), mean_of(rms_norm(x))};
-}
-
-std::vector<WorkedExample> worked_examples() {
-  NoGradGuard no_grad;
-  std::vector<WorkedExample> out;
-  const Tensor x = Tensor::from_vector({2, 4, 4, 10}, {1, 4});
-  nn::LayerNorm ln0(nn::LayerNormOptions{.normalized_shape = {4}, .eps = 0.0});
-  out.push_back({"LayerNorm of [2, 4, 4, 10], eps 0", {-1, -0.333, -0.333, 1.667}, values(ln0(x)), 5e-4});
-  nn::RMSNorm rms4(nn::RMSNormOptions{.normalized_shape = {4}});
-  out.push_back({"RMSNorm of [2, 4, 4, 10]", {0.343, 0.686, 0.686, 1.715}, values(rms4(x)), 5e-4});
-  nn::RMSNorm rms2(nn::RMSNormOptions{.normalized_shape = {2}});
-  out.push_back({"RMSNorm of [3, 4]", {0.849, 1.131}, values(rms2(Tensor::from_vector({3, 4}, {1, 2}))), 5e-4});
-  out.push_back({"RMSNorm of [1, 7] (rms 5)", {0.2, 1.4}, values(rms2(Tensor::from_vector({1, 7}, {1, 2}))), 5e-3});
-  nn::BatchNorm1d bn1(nn::BatchNormOptions{.num_features = 1, .eps = 0.0});
-  bn1.train();
-  out.push_back({"BatchNorm of one feature [0, 2, 4], eps 0",
-                 {-1.225, 0, 1.225},
-                 values(bn1(Tensor::from_vector({0, 2, 4}, {3, 1}))),
-                 5e-4});
-  const Tensor grid = Tensor::from_vector({1, 5, 3, 2, 2, 8}, {2, 3});
-  nn::BatchNorm1d bn3(3);
-  bn3.train();
-  out.push_back({"BatchNorm of [[1, 5, 3], [2, 2, 8]]", {-1, 1, -1, 1, -1, 1}, values(bn3(grid)), 5e-3});
-  nn::LayerNorm ln3(nn::LayerNormOptions{.normalized_shape = {3}});
-  out.push_back({"LayerNorm of [[1, 5, 3], [2, 2, 8]]", {-1.22, 1.22, 0, -0.71, -0.71, 1.41}, values(ln3(grid)), 5e-3});
-  nn::RMSNorm rms3(nn::RMSNormOptions{.normalized_shape = {3}});
-  out.push_back({"RMSNorm of [[1, 5, 3], [2, 2, 8]]", {0.29, 1.46, 0.88, 0.41, 0.41, 1.63}, values(rms3(grid)), 5e-3});
-  return out;
-}
-
-namespace {
 
 // digits < 0: as short as the number allows (the lesson's own digits).
 std::string list(const std::vector<double>& v, int digits) {
@@ -143,14 +101,14 @@ class RmsOffset : public Experiment {
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<double>> points;
+    std::vector<std::vector<double>> points;  // offset + 0.1 (to show 0 on a log axis), the two means
     for (double offset : offsets()) {
       const auto mine = where_num(where(records, {{"part", "offset"}}), "offset", offset);
       const lesson::Spread in = spread(mine, "input_mean"), ln = spread(mine, "layer_norm_mean"),
                            rms = spread(mine, "rms_norm_mean");
       rows.push_back({plain(offset), mean_range(in), mean_range(ln, 6), mean_range(rms, 4),
                       fixed(offset / std::sqrt(1.0 + offset * offset), 4)});
-      points.push_back({offset, ln.mean, rms.mean});
+      points.push_back({offset + 0.1, ln.mean, rms.mean});
     }
     std::string table =
         "Output means, mean [min, max] over seeds:\n\n" +
@@ -160,22 +118,56 @@ class RmsOffset : public Experiment {
     for (const Record& r : where(records, {{"part", "worked"}}))
       worked.push_back({r.text("example"), r.text("expected"), r.text("computed"), matches(r) ? "yes" : "no"});
     table += "\nThe lesson's worked examples:\n\n" + markdown_table({"example", "lesson", "minidl", "matches"}, worked);
-    std::string script = plot_header("rms_offset.png", 800, 460);
-    std::vector<std::vector<double>> shifted;
-    for (auto p : points) shifted.push_back({p[0] + 0.1, p[1], p[2]});
-    script += datablock("m", shifted);
-    script +=
+    const std::string script =
+        datablock("m", points) +
         "set title 'A constant offset c added to the input: mean of the normalized output'\n"
         "set logscale x\nset xlabel 'offset c (+0.1 to show 0 on a log axis)'\nset ylabel 'output mean'\n"
         "set yrange [-0.2:1.2]\nset xrange [0.08:150]\nset key top left\n"
         "plot $m using 1:2 with linespoints lw 2 title 'LayerNorm', "
         "$m using 1:3 with linespoints lw 2 title 'RMSNorm', "
         "(x-0.1)/sqrt(1+(x-0.1)**2) dt 2 lc 'gray' title 'c / sqrt(1 + c^2)'\n";
-    return {table, {draw(s.out_dir, "rms_offset.png", script)}};
+    return {table, {draw_plot(s.out_dir, "rms_offset.png", script, 800, 460)}};
   }
 };
 
 }  // namespace
+
+OffsetMeans measure_offset(double offset, uint64_t seed) {
+  Generator gen(seed);
+  const Tensor x = Tensor::randn({32, 64}, gen) + float(offset);  // (N, 64)
+  nn::LayerNorm layer_norm(nn::LayerNormOptions{.normalized_shape = {64}});
+  nn::RMSNorm rms_norm(nn::RMSNormOptions{.normalized_shape = {64}});
+  NoGradGuard no_grad;
+  return {offset, mean_of(x), mean_of(layer_norm(x)), mean_of(rms_norm(x))};
+}
+
+std::vector<WorkedExample> worked_examples() {
+  NoGradGuard no_grad;
+  std::vector<WorkedExample> out;
+  const Tensor x = Tensor::from_vector({2, 4, 4, 10}, {1, 4});
+  nn::LayerNorm ln0(nn::LayerNormOptions{.normalized_shape = {4}, .eps = 0.0});
+  out.push_back({"LayerNorm of [2, 4, 4, 10], eps 0", {-1, -0.333, -0.333, 1.667}, values(ln0(x)), 5e-4});
+  nn::RMSNorm rms4(nn::RMSNormOptions{.normalized_shape = {4}});
+  out.push_back({"RMSNorm of [2, 4, 4, 10]", {0.343, 0.686, 0.686, 1.715}, values(rms4(x)), 5e-4});
+  nn::RMSNorm rms2(nn::RMSNormOptions{.normalized_shape = {2}});
+  out.push_back({"RMSNorm of [3, 4]", {0.849, 1.131}, values(rms2(Tensor::from_vector({3, 4}, {1, 2}))), 5e-4});
+  out.push_back({"RMSNorm of [1, 7] (rms 5)", {0.2, 1.4}, values(rms2(Tensor::from_vector({1, 7}, {1, 2}))), 5e-3});
+  nn::BatchNorm1d bn1(nn::BatchNormOptions{.num_features = 1, .eps = 0.0});
+  bn1.train();
+  out.push_back({"BatchNorm of one feature [0, 2, 4], eps 0",
+                 {-1.225, 0, 1.225},
+                 values(bn1(Tensor::from_vector({0, 2, 4}, {3, 1}))),
+                 5e-4});
+  const Tensor grid = Tensor::from_vector({1, 5, 3, 2, 2, 8}, {2, 3});
+  nn::BatchNorm1d bn3(3);
+  bn3.train();
+  out.push_back({"BatchNorm of [[1, 5, 3], [2, 2, 8]]", {-1, 1, -1, 1, -1, 1}, values(bn3(grid)), 5e-3});
+  nn::LayerNorm ln3(nn::LayerNormOptions{.normalized_shape = {3}});
+  out.push_back({"LayerNorm of [[1, 5, 3], [2, 2, 8]]", {-1.22, 1.22, 0, -0.71, -0.71, 1.41}, values(ln3(grid)), 5e-3});
+  nn::RMSNorm rms3(nn::RMSNormOptions{.normalized_shape = {3}});
+  out.push_back({"RMSNorm of [[1, 5, 3], [2, 2, 8]]", {0.29, 1.46, 0.88, 0.41, 0.41, 1.63}, values(rms3(grid)), 5e-3});
+  return out;
+}
 
 std::shared_ptr<const Experiment> rms_offset_experiment() { return std::make_shared<RmsOffset>(); }
 

@@ -83,9 +83,8 @@ class RunningStats : public Experiment {
                         markdown_table({"momentum", "mean gap (sd)", "variance gap", "val accuracy, running stats",
                                         "val accuracy, population stats"},
                                        rows);
-    std::string script = plot_header("running_stats.png", 900, 480);
-    script += datablock("gap", bars);
-    script +=
+    const std::string script =
+        datablock("gap", bars) +
         cat("set title 'Running statistics against the population statistics of each BatchNorm input'\n"
             "set style fill solid 0.6\nset boxwidth 0.35\nset ylabel 'gap (mean over layers and channels)'\n"
             "set yrange [0:*]\nset xtics (",
@@ -94,7 +93,7 @@ class RunningStats : public Experiment {
             "$gap using ($1-0.18):2:3:4 with yerrorbars lc 'black' pt 0 notitle, "
             "$gap using ($1+0.18):5 with boxes title 'variance gap (relative)', "
             "$gap using ($1+0.18):5:6:7 with yerrorbars lc 'black' pt 0 notitle\n");
-    return {table, {draw(s.out_dir, "running_stats.png", script)}};
+    return {table, {draw_plot(s.out_dir, "running_stats.png", script, 900, 480)}};
   }
 
  private:

@@ -263,8 +263,7 @@ class SanturkarSmoothness : public Experiment {
     };
     std::string why;
     const Truth lesson_init = smoother("none", why), xavier = smoother("none_xavier", why);
-    const Comparison noisy = compare_to_threshold(
-        paired_differences(of("batch"), of("noisy_batch"), "val_accuracy", 0.1), kNoisyTolerance, kAccuracyFloor);
+    const Comparison noisy = accuracy_gain(of("batch"), of("noisy_batch"), kNoisyTolerance, 0.1);
     why += cat("BatchNorm's accuracy minus noisy BatchNorm's: ", comparison_text(noisy), " (",
                truth_text(below(noisy), "trains as BatchNorm", "falls behind"), ").");
     return {verdict_of({lesson_init, xavier, below(noisy)}), why};
@@ -296,16 +295,13 @@ class SanturkarSmoothness : public Experiment {
         "initialization instead of normalization\" (careful_init)), and against it BatchNorm is smoother by both "
         "measures (loss range about 0.5 against 1.5, beta about 16 against 25). The lesson's \"than without\" holds "
         "against a network without a norm that trains, not against any.\n";
-    return {table, {draw(s.out_dir, "santurkar_smoothness.png", picture(records))}};
+    return {table, {draw_picture(records, s)}};
   }
 
  private:
   // Per variant, per probe step: the mean over seeds of each field.
-  static std::string picture(const std::vector<Record>& records) {
-    std::string script = plot_header("santurkar_smoothness.png", 1500, 460) +
-                         "set multiplot layout 1,3 title \"Santurkar et al.'s Fig. 4 on the lesson's network "
-                         "(mean over seeds)\"\nset xlabel 'training step'\nunset key\nset style fill "
-                         "transparent solid 0.25 noborder\n";
+  static std::string draw_picture(const std::vector<Record>& records, const Settings& s) {
+    std::string script = "set xlabel 'training step'\nunset key\nset style fill transparent solid 0.25 noborder\n";
     std::string loss = "set title '(a) loss landscape: L(w - eta g), eta in [0.05, 0.4]'\nplot ",
                 grads = "set title '(b) gradient predictiveness: |g(w) - g(w - eta g)|'\nset logscale y\nplot ",
                 beta = "set title '(c) effective beta-smoothness'\nset key right center\nplot ";
@@ -326,7 +322,9 @@ class SanturkarSmoothness : public Experiment {
       grads += cat(sep, "$v", i, " using 1:4:5 with filledcurves", style);
       beta += cat(sep, "$v", i, " using 1:6 with lines lw 2", style);
     }
-    return script + loss + "\n" + grads + "\n" + beta + "\nunset multiplot\n";
+    return draw_panels(s.out_dir, "santurkar_smoothness.png",
+                       "Santurkar et al.'s Fig. 4 on the lesson's network (mean over seeds)",
+                       script + loss + "\n" + grads + "\n" + beta + "\n", 3, 1500, 460);
   }
 };
 

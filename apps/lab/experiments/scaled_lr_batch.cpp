@@ -1,8 +1,6 @@
 // Small batches with the learning rate scaled to the batch: is it BatchNorm's statistics or the
 // step's noise that fails at batch sizes 1 and 2?
-#include "experiments.hpp"
-#include "grid.hpp"
-#include "minidl/tensor/error.hpp"
+#include "experiments/experiments.hpp"
 
 namespace minidl::lab {
 
@@ -59,13 +57,9 @@ class ScaledLrBatch : public Experiment {
                      });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
-    auto gain = [&](NormKind norm_a, double a, NormKind norm_b, double b, double threshold) {
-      return compare_to_threshold(
-          paired_differences(runs(records, norm_a, a), runs(records, norm_b, b), "val_accuracy", 0.0), threshold,
-          kAccuracyFloor);
-    };
-    const Comparison drop = gain(NormKind::Batch, kLessonBatch, NormKind::Batch, 2, kDrop);
-    const Comparison behind = gain(NormKind::Layer, 2, NormKind::Batch, 2, 0.0);
+    const auto batch_at_2 = runs(records, NormKind::Batch, 2);
+    const Comparison drop = accuracy_gain(runs(records, NormKind::Batch, kLessonBatch), batch_at_2, kDrop);
+    const Comparison behind = accuracy_gain(runs(records, NormKind::Layer, 2), batch_at_2, 0.0);
     const Truth struggles = all_of({above(drop), above(behind)});
     const Comparison layer_at_1 = accuracy_against(runs(records, NormKind::Layer, 1), kWorks, 0.0);
     const bool bn1_refused = count_status(runs(records, NormKind::Batch, 1), "refused") > 0;
@@ -79,21 +73,16 @@ class ScaledLrBatch : public Experiment {
                 "): ", truth_text(works, "it works", "it does not work by this rule"), ".")};
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
-    const GridTable table =
-        grid_table(records, norms(), {"batch_size", sizes(s), "val_accuracy", [](const std::vector<Record>& at) {
-                                        if (count_status(at, "refused") == at.size()) return std::string("refused");
-                                        return mean_range(spread(at, "val_accuracy"), 2) +
-                                               diverged_note(count_status(at, "diverged"));
-                                      }});
+    const GridTable table = grid_table(records, norms(), {"batch_size", sizes(s), "val_accuracy", accuracy_cell});
     const std::string script =
-        plot_header("scaled_lr_batch.png") + table.blocks +
+        table.blocks +
         "set title 'Validation accuracy, lr scaled with the batch (mean and range over seeds)'\n"
         "set logscale x 2\nset xlabel 'batch size (lr = 0.05 x batch / 64)'\nset ylabel 'validation accuracy'\n"
         "set yrange [0:1]\nset xrange [0.8:80]\nset key bottom right\n" +
         table.plot + "\n";
     return {cat("Validation accuracy after ", lesson_training(s).epochs, " epoch(s), mean [min, max] over seeds:\n\n",
                 markdown_table(grid_header("norm", "batch ", sizes(s)), table.rows)),
-            {draw(s.out_dir, "scaled_lr_batch.png", script)}};
+            {draw_plot(s.out_dir, "scaled_lr_batch.png", script)}};
   }
 };
 
