@@ -109,11 +109,8 @@ void input_grad(float* dx, const float* dy, const float* x, const kernels::NormS
 
 Tensor sync_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                        const Tensor& bias, double momentum, double eps) {
-  if (x.dim() < 2)
-    throw Error(
-        cat("sync_batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
-  const int64_t N = x.size(0), C = x.size(1);
-  const kernels::ChannelNormLayout layout{.batch = N, .channels = C, .inner = N * C == 0 ? 0 : x.numel() / (N * C)};
+  const kernels::ChannelNormLayout layout = detail::channel_layout("sync_batch_norm", x);
+  const int64_t C = layout.channels;
   const Shape channels{C};
   detail::check_channel_tensors("sync_batch_norm", running_mean, running_var, weight, bias, C, x);
 
@@ -124,7 +121,7 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor
                     " on rank ", rank(), " and ", count, " values per channel over all ", world_size(), " ranks"));
 
   Tensor saved_stats = Tensor::empty({3, C});  // (3, C): mean, mean_rest, rstd of the global batch
-  const kernels::NormStats stats = detail::stats_rows(saved_stats, true, C);
+  const kernels::NormStats stats = detail::stats_rows(saved_stats.data(), true, C);
   for (int64_t c = 0; c < C; ++c) {
     kernels::Moments m = kernels::Moments::around(moments[size_t(c)].mean);
     m.set_variance(moments[size_t(c)].m2 / count, eps);  // biased, as BatchNorm normalizes
@@ -142,7 +139,7 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor
   return record(out, "SyncBatchNorm", {x, weight, bias},
                 [=, shape = x.shape()](const Tensor& g) -> std::vector<Tensor> {
                   Tensor stats_handle = saved_stats;  // read only
-                  const kernels::NormStats s = detail::stats_rows(stats_handle, true, C);
+                  const kernels::NormStats s = detail::stats_rows(stats_handle.data(), true, C);
                   const Tensor x_value = saved_x.unpack();
                   std::vector<double> sums = local_grad_sums(g.data(), x_value.data(), s, layout);
                   Tensor dx, dw, db;

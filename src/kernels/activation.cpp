@@ -44,19 +44,11 @@ Lanes through(FloatVec (*f)(FloatVec), const Lanes& in) {
 
 constexpr int64_t kChunk = 4096;  // values per parallel task, a multiple of kLanes
 
-// Calls chunk(start, count) for consecutive chunks of at most kChunk values, in parallel.
-template <typename Chunk>
-void by_chunks(int64_t n, const Chunk& chunk) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, grain_for(kChunk),
-               [&](int64_t c) { chunk(c * kChunk, std::min(n, (c + 1) * kChunk) - c * kChunk); });
-}
-
 // Calls block(start, count) for consecutive blocks of at most kLanes values; chunks of
 // them run in parallel.
 template <typename Block>
 void by_blocks(int64_t n, const Block& block) {
-  by_chunks(n, [&](int64_t start, int64_t count) {
+  parallel_chunks(n, kChunk, [&](int64_t start, int64_t count) {
     for (int64_t i = start; i < start + count; i += kLanes) block(i, std::min(kLanes, start + count - i));
   });
 }
@@ -85,7 +77,7 @@ Lanes scaled(const float* x, int64_t count, float scale) {
 
 void gelu_forward(float* out, const float* x, int64_t n, bool tanh_approximation) {
   if (tanh_approximation) {
-    by_chunks(n, [&](int64_t i, int64_t count) {
+    parallel_chunks(n, kChunk, [&](int64_t i, int64_t count) {
       for (int64_t k = i; k < i + count; ++k) out[k] = 0.5f * x[k] * (1.0f + gelu_tanh(x[k]));
     });
     return;
@@ -99,7 +91,7 @@ void gelu_forward(float* out, const float* x, int64_t n, bool tanh_approximation
 
 void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool tanh_approximation) {
   if (tanh_approximation) {
-    by_chunks(n, [&](int64_t i, int64_t count) {
+    parallel_chunks(n, kChunk, [&](int64_t i, int64_t count) {
       for (int64_t k = i; k < i + count; ++k) {
         const float v = x[k], tk = gelu_tanh(v);
         const float left_derivative = 0.5f * (1.0f + tk);

@@ -31,4 +31,12 @@ inline void parallel_for(int64_t n, int64_t grain, F&& f) {
   for (int64_t i = 0; i < n; ++i) f(i);
 }
 
+/// Calls f(begin, count) for the consecutive chunks of at most `chunk` values of [0, n), in
+/// parallel (parallel_for). Each chunk on its own: the same bits on any number of threads.
+template <typename F>
+inline void parallel_chunks(int64_t n, int64_t chunk, F&& f) {
+  parallel_for((n + chunk - 1) / chunk, grain_for(chunk),
+               [&](int64_t c) { f(c * chunk, std::min(chunk, n - c * chunk)); });
+}
+
 }  // namespace minidl::kernels

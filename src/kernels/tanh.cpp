@@ -1,7 +1,5 @@
 #include "kernels/tanh.hpp"
 
-#include <algorithm>
-
 #include "kernels/parallel_for.hpp"
 #include "kernels/tanh_value.hpp"
 
@@ -9,9 +7,7 @@ namespace minidl::kernels {
 
 void tanh_forward(float* out, const float* x, int64_t n) {
   constexpr int64_t kChunk = 4096;  // values per parallel task
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, grain_for(kChunk),
-               [&](int64_t c) { tanh_values(out + c * kChunk, x + c * kChunk, std::min(kChunk, n - c * kChunk)); });
+  parallel_chunks(n, kChunk, [&](int64_t begin, int64_t count) { tanh_values(out + begin, x + begin, count); });
 }
 
 }  // namespace minidl::kernels

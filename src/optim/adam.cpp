@@ -106,11 +106,7 @@ void Adam::step() {
     float* m = state.exp_avg.data();
     float* v = state.exp_avg_sq.data();
     float* v_max = o.amsgrad ? state.max_exp_avg_sq.data() : nullptr;
-    const int64_t n = p.numel();
-    // Chunks of values, each on its own: the same bits on any number of threads.
-    const int64_t chunks = (n + kernels::kValuesPerTask - 1) / kernels::kValuesPerTask;
-    kernels::parallel_for(chunks, kernels::grain_for(kernels::kValuesPerTask), [&](int64_t c) {
-      const int64_t begin = c * kernels::kValuesPerTask, count = std::min(kernels::kValuesPerTask, n - begin);
+    kernels::parallel_chunks(p.numel(), kernels::kValuesPerTask, [&](int64_t begin, int64_t count) {
       if (v_max) update_values<true>(w + begin, dw + begin, m + begin, v + begin, v_max + begin, count, u);
       else update_values<false>(w + begin, dw + begin, m + begin, v + begin, nullptr, count, u);
     });

@@ -1,9 +1,7 @@
 #include "minidl/optim/sgd.hpp"
 
-#include <algorithm>
 #include <cmath>
 
-#include "kernels/broadcast.hpp"
 #include "kernels/parallel_for.hpp"
 #include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
@@ -119,11 +117,7 @@ void SGD::step() {
     const float* dw = g.data();
     float* b = use_momentum ? momentum_buffers_[k].data() : nullptr;
     const SgdUpdate update{lr, momentum, damp, decay, use_momentum, first, options_.maximize, options_.nesterov};
-    const int64_t n = p.numel();
-    // Chunks of values, each on its own: the same bits on any number of threads.
-    const int64_t chunks = (n + kernels::kValuesPerTask - 1) / kernels::kValuesPerTask;
-    kernels::parallel_for(chunks, kernels::grain_for(kernels::kValuesPerTask), [&](int64_t c) {
-      const int64_t begin = c * kernels::kValuesPerTask, count = std::min(kernels::kValuesPerTask, n - begin);
+    kernels::parallel_chunks(p.numel(), kernels::kValuesPerTask, [&](int64_t begin, int64_t count) {
       update_values(w + begin, dw + begin, b ? b + begin : nullptr, count, update);
     });
     p.bump_version();  // a graph that saved p must not run its backward on the new values

@@ -3,26 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/conv/scratch.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/parallel_for.hpp"
 
 namespace minidl::kernels {
-
-namespace {
-// This thread's two working buffers (the columns; the product or dout in the product's
-// layout), kept and reused across calls: a training step makes the same shapes every time,
-// so after the first only a larger call allocates. Fresh buffers of a megabyte or more come
-// from mmap and page-faulted on every step. Valid until the next call on this thread; a
-// kernel takes them once, on the calling thread, before its loops. Every use overwrites
-// what it reads.
-enum class Slot { Columns, Product };
-float* scratch(Slot slot, int64_t count) {
-  thread_local std::vector<float> buffers[2];
-  std::vector<float>& buffer = buffers[slot == Slot::Columns ? 0 : 1];
-  if (buffer.size() < size_t(count)) buffer.resize(size_t(count));
-  return buffer.data();
-}
-}  // namespace
 
 int64_t Conv2dGeometry::chunk() const {
   constexpr int64_t kColumnFloats = int64_t(1) << 20;  // 4 MB of columns: L2-sized on most CPUs
@@ -239,8 +224,8 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* weight
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
   float* cols = saved_cols != nullptr  // (Cin*KH*KW, chunk*L)
                     ? saved_cols
-                    : scratch(Slot::Columns, g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
-  float* product = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+                    : conv_scratch(ConvSlot::Columns, g.in_channels * g.kernel_h * g.kernel_w * chunk * l);
+  float* product = conv_scratch(ConvSlot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
   for (int64_t first = 0; first < g.batch; first += chunk) {
     const int64_t count = std::min(chunk, g.batch - first), width = count * l;
     im2col(g, x, first, count, cols);
@@ -292,8 +277,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
                      float* dweight, float* dbias, const float* saved_cols) {
   const int64_t l = g.positions(), k = g.patch(), cout_g = g.out_channels / g.groups, chunk = g.chunk();
   const int64_t rows = g.in_channels * g.kernel_h * g.kernel_w;
-  float* cols = scratch(Slot::Columns, rows * chunk * l);                                // (Cin*KH*KW, chunk*L)
-  float* gathered = scratch(Slot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
+  float* cols = conv_scratch(ConvSlot::Columns, rows * chunk * l);  // (Cin*KH*KW, chunk*L)
+  float* gathered = conv_scratch(ConvSlot::Product, chunk > 1 ? g.out_channels * chunk * l : 0);  // (Cout, chunk*L)
   if (dbias != nullptr) conv2d_bias_gradient(g, dout, dbias);
   if (dx != nullptr) std::fill_n(dx, g.batch * g.in_channels * g.in_h * g.in_w, 0.0f);
   if (dweight != nullptr && g.batch == 0) std::fill_n(dweight, g.weight_numel(), 0.0f);
@@ -328,14 +313,6 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* weigh
 
 namespace {
 
-// The input row / column that output row oy / column ox reads under kernel tap ki / kj.
-inline int64_t input_row(const Conv2dGeometry& g, int64_t oy, int64_t ki) {
-  return oy * g.stride_h - g.pad_h + ki * g.dilation_h;
-}
-inline int64_t input_col(const Conv2dGeometry& g, int64_t ox, int64_t kj) {
-  return ox * g.stride_w - g.pad_w + kj * g.dilation_w;
-}
-
 // Calls f(input index, weight index, output index) for every term of the convolution sum.
 template <typename F>
 void for_each_term(const Conv2dGeometry& g, F&& f) {
@@ -349,10 +326,10 @@ void for_each_term(const Conv2dGeometry& g, F&& f) {
           for (int64_t cg = 0; cg < cin_g; ++cg) {
             const int64_t ci = co / cout_g * cin_g + cg;
             for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
-              const int64_t iy = input_row(g, oy, ki);
+              const int64_t iy = oy * g.stride_h - g.pad_h + ki * g.dilation_h;  // the input row tap ki reads
               if (iy < 0 || iy >= g.in_h) continue;
               for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-                const int64_t ix = input_col(g, ox, kj);
+                const int64_t ix = ox * g.stride_w - g.pad_w + kj * g.dilation_w;
                 if (ix < 0 || ix >= g.in_w) continue;
                 f(((b * g.in_channels + ci) * g.in_h + iy) * g.in_w + ix,
                   ((co * cin_g + cg) * g.kernel_h + ki) * g.kernel_w + kj, o);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/conv/scratch.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/parallel_for.hpp"
 
@@ -26,22 +27,6 @@ struct TileGrid {
 // floats): 16 streams written or read at once that many bytes apart all fall in the same
 // cache sets, and the transforms took as long as the products.
 int64_t point_stride(int64_t channels, int64_t tiles) { return (channels * tiles + 15) / 16 * 16 + 16; }
-
-// The start of buffer, grown to hold count floats from a 64-byte boundary: the transforms
-// store whole 64-byte vectors, and one that straddles two cache lines costs two.
-float* aligned(std::vector<float>& buffer, int64_t count) {
-  if (buffer.size() < size_t(count + 16)) buffer.resize(size_t(count + 16));
-  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
-  return buffer.data() + (64 - address % 64) % 64 / sizeof(float);
-}
-
-// This thread's working buffers, kept and reused across calls (as conv2d.cpp's): a training
-// step makes the same shapes every time. Taken on the calling thread before the loops.
-enum class WinogradSlot { Weights, Inputs, Products, WeightGrads };
-float* winograd_scratch(WinogradSlot slot, int64_t count) {
-  thread_local std::vector<float> buffers[4];
-  return aligned(buffers[int(slot)], count);
-}
 
 // A loop iteration's buffer for one plane, on whichever thread runs it, kept across calls.
 float* plane_buffer(int64_t count) {
@@ -419,11 +404,9 @@ int64_t winograd_chunk(const Conv2dGeometry& g) {
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* weight, const float* bias, float* out) {
   const TileGrid t(g);
   const int64_t cin = g.in_channels, cout = g.out_channels, chunk = winograd_chunk(g);
-  float* u = winograd_scratch(WinogradSlot::Weights, kPoints * cout * cin);  // (16, Cout, Cin)
-  float* v =
-      winograd_scratch(WinogradSlot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));  // (16, Cin, T)
-  float* m =
-      winograd_scratch(WinogradSlot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
+  float* u = conv_scratch(ConvSlot::Weights, kPoints * cout * cin);                                  // (16, Cout, Cin)
+  float* v = conv_scratch(ConvSlot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));     // (16, Cin, T)
+  float* m = conv_scratch(ConvSlot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
   transform_weights(g, weight, u);
   for (int64_t first = 0; first < g.batch; first += chunk) {
     const int64_t count = std::min(chunk, g.batch - first), tiles = count * t.per_image();
@@ -445,13 +428,11 @@ void winograd_backward(const Conv2dGeometry& g, const float* x, const float* wei
   }
   const TileGrid t(g);
   const int64_t cin = g.in_channels, cout = g.out_channels, chunk = winograd_chunk(g);
-  float* u = winograd_scratch(WinogradSlot::Weights, dx != nullptr ? kPoints * cout * cin : 0);  // (16, Cout, Cin)
-  float* du =
-      winograd_scratch(WinogradSlot::WeightGrads, dweight != nullptr ? kPoints * cout * cin : 0);  // (16, Cout, Cin)
-  float* v = winograd_scratch(WinogradSlot::Inputs,
-                              kPoints * point_stride(cin, chunk * t.per_image()));  // V, then dV: (16, Cin, T)
-  float* dm =
-      winograd_scratch(WinogradSlot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
+  float* u = conv_scratch(ConvSlot::Weights, dx != nullptr ? kPoints * cout * cin : 0);            // (16, Cout, Cin)
+  float* du = conv_scratch(ConvSlot::WeightGrads, dweight != nullptr ? kPoints * cout * cin : 0);  // (16, Cout, Cin)
+  float* v =
+      conv_scratch(ConvSlot::Inputs, kPoints * point_stride(cin, chunk * t.per_image()));  // V, then dV: (16, Cin, T)
+  float* dm = conv_scratch(ConvSlot::Products, kPoints * point_stride(cout, chunk * t.per_image()));  // (16, Cout, T)
   thread_local std::vector<double> plane_sums;  // (N, Cout): dY's planes, for the bias gradient
   if (dbias != nullptr) plane_sums.resize(size_t(g.batch * cout));
   if (dx != nullptr) transform_weights(g, weight, u);

@@ -65,7 +65,7 @@ void chunk_moments(float* mean, float* m2, const float* x, const float* first, c
   if (blocked(l)) {
     for_channel_blocks(c_count, [&](auto width, int64_t c0) {
       float f[kChannelBlock] = {}, s[kChannelBlock] = {}, q[kChannelBlock] = {};  // (width)
-      for (int64_t k = 0; k < width; ++k) f[k] = first[c0 + k];
+      std::copy_n(first + c0, width, f);
       for (int64_t n = n0; n < n1; ++n) {
         const float* xr = x + n * c_count + c0;
         for (int64_t k = 0; k < width; ++k) s[k] += xr[k] - f[k];
@@ -78,10 +78,8 @@ void chunk_moments(float* mean, float* m2, const float* x, const float* first, c
           q[k] += d * d;
         }
       }
-      for (int64_t k = 0; k < width; ++k) {
-        mean[c0 + k] = s[k];
-        m2[c0 + k] = q[k];
-      }
+      std::copy_n(s, width, mean + c0);
+      std::copy_n(q, width, m2 + c0);
     });
     return;
   }
@@ -131,11 +129,9 @@ void chunk_grad_sums(float* sums, const float* dy, const float* x, const NormSta
     for_channel_blocks(c_count, [&](auto width, int64_t c0) {
       float mean[kChannelBlock] = {}, rest[kChannelBlock] = {}, rstd[kChannelBlock] = {};  // (width)
       float a[kChannelBlock] = {}, b[kChannelBlock] = {};  // (width) sum(dy), sum(dy * xhat)
-      for (int64_t k = 0; k < width; ++k) {
-        mean[k] = s.mean[c0 + k];
-        rest[k] = s.mean_rest[c0 + k];
-        rstd[k] = s.rstd[c0 + k];
-      }
+      std::copy_n(s.mean + c0, width, mean);
+      std::copy_n(s.mean_rest + c0, width, rest);
+      std::copy_n(s.rstd + c0, width, rstd);
       for (int64_t n = n0; n < n1; ++n) {
         const float* xr = x + n * c_count + c0;
         const float* dyr = dy + n * c_count + c0;
@@ -144,10 +140,8 @@ void chunk_grad_sums(float* sums, const float* dy, const float* x, const NormSta
           b[k] += dyr[k] * (((xr[k] - mean[k]) - rest[k]) * rstd[k]);
         }
       }
-      for (int64_t k = 0; k < width; ++k) {
-        sum_dy[c0 + k] = a[k];
-        sum_dy_xhat[c0 + k] = b[k];
-      }
+      std::copy_n(a, width, sum_dy + c0);
+      std::copy_n(b, width, sum_dy_xhat + c0);
     });
     return;
   }
@@ -211,12 +205,10 @@ void normalize(float* out, const float* x, const Constants& k, const ChannelNorm
   if (blocked(l)) {
     for_chunk_blocks(l, [&](auto width, int64_t c0, int64_t n0, int64_t n1) {
       float m[kChannelBlock] = {}, rest[kChannelBlock] = {}, scale[kChannelBlock] = {}, shift[kChannelBlock] = {};
-      for (int64_t j = 0; j < width; ++j) {
-        m[j] = k.mean[c0 + j];
-        rest[j] = k.rest[c0 + j];
-        scale[j] = k.scale[c0 + j];
-        shift[j] = k.shift[c0 + j];
-      }
+      std::copy_n(k.mean + c0, width, m);
+      std::copy_n(k.rest + c0, width, rest);
+      std::copy_n(k.scale + c0, width, scale);
+      std::copy_n(k.shift + c0, width, shift);
       for (int64_t n = n0; n < n1; ++n) {
         const float* xr = x + n * c_count + c0;
         float* yr = out + n * c_count + c0;
@@ -249,14 +241,12 @@ void input_grad(float* dx, const float* dy, const float* x, const Constants& k, 
     for_chunk_blocks(l, [&](auto width, int64_t c0, int64_t n0, int64_t n1) {
       float m[kChannelBlock] = {}, rest[kChannelBlock] = {}, rs[kChannelBlock] = {};
       float scale[kChannelBlock] = {}, mdy[kChannelBlock] = {}, mdyx[kChannelBlock] = {};
-      for (int64_t j = 0; j < width; ++j) {
-        m[j] = k.mean[c0 + j];
-        rest[j] = k.rest[c0 + j];
-        rs[j] = k.rstd[c0 + j];
-        scale[j] = k.scale[c0 + j];
-        mdy[j] = k.shift[c0 + j];
-        mdyx[j] = k.mean_dy_xhat[c0 + j];
-      }
+      std::copy_n(k.mean + c0, width, m);
+      std::copy_n(k.rest + c0, width, rest);
+      std::copy_n(k.rstd + c0, width, rs);
+      std::copy_n(k.scale + c0, width, scale);
+      std::copy_n(k.shift + c0, width, mdy);
+      std::copy_n(k.mean_dy_xhat + c0, width, mdyx);
       for (int64_t n = n0; n < n1; ++n) {
         const int64_t offset = n * c_count + c0;
         const float* xr = x + offset;
@@ -385,29 +375,14 @@ void channel_norm_backward(float* dx, float* dweight, float* dbias, const float*
     parallel_for(chunks.count, chunk_grain(chunks, l), [&](int64_t chunk) {
       chunk_grad_sums(partials + chunk * 2 * c_count, dy, x, s, l, chunks.begin(chunk), chunks.end(chunk, l));
     });
-    constexpr int64_t kBlock = 256;  // channels in blocks, chunks added in order
-    for (int64_t c0 = 0; c0 < c_count; c0 += kBlock) {
-      const int64_t width = std::min(kBlock, c_count - c0);
-      double sum_dy[kBlock], sum_dy_xhat[kBlock];  // (width), only width cleared
-      std::fill_n(sum_dy, width, 0.0);
-      std::fill_n(sum_dy_xhat, width, 0.0);
-      for (int64_t chunk = 0; chunk < chunks.count; ++chunk) {
-        const float* p = partials + chunk * 2 * c_count + c0;
-        for (int64_t k = 0; k < width; ++k) {
-          sum_dy[k] += double(p[k]);
-          sum_dy_xhat[k] += double(p[c_count + k]);
-        }
+    sum_chunk_partials(partials, chunks.count, c_count, [&](int64_t c, double sum_dy, double sum_dy_xhat) {
+      if (dweight) dweight[c] = float(sum_dy_xhat);
+      if (dbias) dbias[c] = float(sum_dy);
+      if (batch_stats) {
+        mean_dy[c] = float(sum_dy / count);
+        mean_dy_xhat[c] = float(sum_dy_xhat / count);
       }
-      for (int64_t k = 0; k < width; ++k) {
-        const int64_t c = c0 + k;
-        if (dweight) dweight[c] = float(sum_dy_xhat[k]);
-        if (dbias) dbias[c] = float(sum_dy[k]);
-        if (batch_stats) {
-          mean_dy[c] = float(sum_dy[k] / count);
-          mean_dy_xhat[c] = float(sum_dy_xhat[k] / count);
-        }
-      }
-    }
+    });
   }
   if (dx) input_grad(dx, dy, x, {stats.mean, rest, stats.rstd, scale, mean_dy, mean_dy_xhat}, l);
 }

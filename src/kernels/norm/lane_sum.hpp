@@ -3,6 +3,7 @@
 // vectors (one AVX register) where the work is, double only where short float sums meet.
 // Private to the library, which is compiled for the machine's CPU: its inline functions
 // pass vectors in AVX registers, and code built without AVX must not share them.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -207,6 +208,30 @@ inline double lane_sum(int64_t n, F f) {
   lane_sums<1>(
       n, [&](auto at, auto* v) { v[0] = f(at); }, &sum);
   return sum;
+}
+
+/// The two sums of each of `entries` entries over chunks' partials, (chunks, 2, entries) of
+/// float or double: chunks added in order in double (the same bits whatever the thread
+/// count), entries in blocks so the loop across them vectorizes. Only a block's `width`
+/// accumulators are cleared: a (64, 64) call must not pay for clearing 2 x 256 doubles.
+/// done(e, first sum, second sum) takes each entry's.
+template <typename T, typename F>
+inline void sum_chunk_partials(const T* partials, int64_t chunks, int64_t entries, F done) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t e0 = 0; e0 < entries; e0 += kBlock) {
+    const int64_t width = std::min(kBlock, entries - e0);
+    double first[kBlock], second[kBlock];  // (width)
+    std::fill_n(first, width, 0.0);
+    std::fill_n(second, width, 0.0);
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const T* p = partials + chunk * 2 * entries + e0;  // (width), then the second sums at p + entries
+      for (int64_t k = 0; k < width; ++k) {
+        first[k] += double(p[k]);
+        second[k] += double(p[entries + k]);
+      }
+    }
+    for (int64_t k = 0; k < width; ++k) done(e0 + k, first[k], second[k]);
+  }
 }
 
 }  // namespace minidl::kernels

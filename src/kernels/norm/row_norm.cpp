@@ -326,9 +326,7 @@ void backward_group(float* dx, double* dw, double* db, const float* dy, const fl
   }
 }
 
-// dweight and dbias (entries) from the chunks' partials (chunks, 2, entries), chunks
-// added in order in double. Only `width` accumulators are cleared per block: a (64, 64)
-// call must not pay for clearing 2 x 256 doubles.
+// dweight and dbias (entries) from the chunks' partials (chunks, 2, entries).
 void sum_partials(float* dweight, float* dbias, const double* partials, int64_t chunks, int64_t entries) {
   if (chunks == 1) {  // a batch of up to kChunkItems: the one chunk's partials are the sums
     if (dweight)
@@ -337,25 +335,10 @@ void sum_partials(float* dweight, float* dbias, const double* partials, int64_t 
       for (int64_t e = 0; e < entries; ++e) dbias[e] = float(0.0 + partials[entries + e]);
     return;
   }
-  constexpr int64_t kBlock = 256;
-  for (int64_t e0 = 0; e0 < entries; e0 += kBlock) {
-    const int64_t width = std::min(kBlock, entries - e0);
-    double dw[kBlock], db[kBlock];  // (width)
-    std::fill_n(dw, width, 0.0);
-    std::fill_n(db, width, 0.0);
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-      const double* pw = partials + chunk * 2 * entries + e0;
-      const double* pb = pw + entries;
-      for (int64_t k = 0; k < width; ++k) {
-        dw[k] += pw[k];
-        db[k] += pb[k];
-      }
-    }
-    for (int64_t k = 0; k < width; ++k) {
-      if (dweight) dweight[e0 + k] = float(dw[k]);
-      if (dbias) dbias[e0 + k] = float(db[k]);
-    }
-  }
+  sum_chunk_partials(partials, chunks, entries, [&](int64_t e, double dw, double db) {
+    if (dweight) dweight[e] = float(dw);
+    if (dbias) dbias[e] = float(db);
+  });
 }
 
 }  // namespace

@@ -11,14 +11,6 @@
 namespace minidl {
 namespace {
 
-kernels::ChannelNormLayout channel_layout(const Tensor& x) {
-  if (x.dim() < 2)
-    throw Error(
-        cat("batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
-  const int64_t n = x.size(0), c = x.size(1);
-  return {.batch = n, .channels = c, .inner = n * c == 0 ? 0 : x.numel() / (n * c)};
-}
-
 // running = (1 - momentum) running + momentum batch, running_var with the unbiased
 // variance (the batch itself is normalized with the biased one).
 void update_running_stats(const Tensor& running_mean, const Tensor& running_var, const float* mean, const Tensor& var,
@@ -48,9 +40,16 @@ Tensor empty_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bia
 
 }  // namespace
 
+kernels::ChannelNormLayout detail::channel_layout(const char* op, const Tensor& x) {
+  if (x.dim() < 2)
+    throw Error(cat(op, ": expected an input of shape (N, C, *) with at least 2 dims, got ", to_string(x.shape())));
+  const int64_t n = x.size(0), c = x.size(1);
+  return {.batch = n, .channels = c, .inner = n * c == 0 ? 0 : x.numel() / (n * c)};
+}
+
 void detail::check_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                               const Tensor& weight, const Tensor& bias, bool training) {
-  const kernels::ChannelNormLayout layout = channel_layout(x);
+  const kernels::ChannelNormLayout layout = detail::channel_layout("batch_norm", x);
   check_channel_tensors("batch_norm", running_mean, running_var, weight, bias, layout.channels, x);
   if (training && layout.per_channel() == 1)
     throw Error(cat("Expected more than 1 value per channel when training, got input size ", to_string(x.shape())));
@@ -61,13 +60,13 @@ void detail::check_batch_norm(const Tensor& x, const Tensor& running_mean, const
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
   detail::check_batch_norm(x, running_mean, running_var, weight, bias, training);
-  const kernels::ChannelNormLayout layout = channel_layout(x);
+  const kernels::ChannelNormLayout layout = detail::channel_layout("batch_norm", x);
   const Shape channels{layout.channels};
   if (x.numel() == 0) return empty_batch_norm(x, weight, bias, layout.channels);
 
   // (3, C): mean, mean_rest, rstd; the forward's statistics, saved for the backward
   Tensor saved_stats = Tensor::empty({3, layout.channels});
-  const kernels::NormStats stats = detail::stats_rows(saved_stats, true, layout.channels);
+  const kernels::NormStats stats = detail::stats_rows(saved_stats.data(), true, layout.channels);
   Tensor out = Tensor::empty(x.shape());
   if (training) {
     Tensor var = detail::empty_if(running_mean.defined(), channels);  // (C) biased
@@ -97,7 +96,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   Tensor stats_handle = saved_stats;  // read only
                   kernels::channel_norm_backward(detail::data_or_null(dx), detail::data_or_null(dw),
                                                  detail::data_or_null(db), g.data(), saved_x.unpack().data(),
-                                                 detail::stats_rows(stats_handle, true, layout.channels),
+                                                 detail::stats_rows(stats_handle.data(), true, layout.channels),
                                                  detail::data_or_null(saved_w.unpack()), layout, training);
                   return {dx, dw, db};
                 });

@@ -9,8 +9,7 @@
 
 namespace minidl::detail {
 
-kernels::NormStats stats_rows(Tensor& stats, bool centered, int64_t count) {
-  float* p = stats.data();
+kernels::NormStats stats_rows(float* p, bool centered, int64_t count) {
   if (!centered) return {.rstd = p};
   return {.mean = p, .mean_rest = p + count, .rstd = p + 2 * count};
 }
@@ -59,11 +58,7 @@ class SavedStats {
   SavedStats(bool centered, int64_t rows) : centered_(centered), rows_(rows) {
     if (rows > kInlineRows) heap_ = Tensor::empty({centered ? 3 : 1, rows});
   }
-  kernels::NormStats view() {
-    float* p = heap_.defined() ? heap_.data() : inline_.data();
-    if (!centered_) return {.rstd = p};
-    return {.mean = p, .mean_rest = p + rows_, .rstd = p + 2 * rows_};
-  }
+  kernels::NormStats view() { return stats_rows(heap_.defined() ? heap_.data() : inline_.data(), centered_, rows_); }
 
  private:
   static constexpr int64_t kInlineRows = 8;
