@@ -4,6 +4,7 @@
 #include "charlm_runs.hpp"
 #include "checks.hpp"
 #include "experiments/experiments.hpp"
+#include "grid.hpp"
 #include "probes.hpp"
 
 namespace minidl::lab {
@@ -84,12 +85,9 @@ std::pair<bool, std::string> refused_in_training(charlm::CharTransformer& model,
 
 namespace {
 
-Record trained_probe(const Context& c, NormKind norm, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
-  o.model.norm = norm;
-  o.seed = seed;
+Record trained_probe(const Context& c, const charlm::RunOptions& o) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  Record r = Record().set("norm", charlm::short_name(norm)).set("seed", double(seed));
+  Record r = Record().set("norm", charlm::short_name(o.model.norm)).set("seed", double(o.seed));
   charlm::RunResult run;
   try {
     const bool quick = c.settings.quick;
@@ -108,7 +106,7 @@ Record trained_probe(const Context& c, NormKind norm, uint64_t seed) {
   }
   charlm::CharTransformer& model = *run.model;
   model.eval();
-  const double cache = cache_difference(model, c.words, seed);
+  const double cache = cache_difference(model, c.words, o.seed);
   const double modes = mode_difference(model, c.words);
   const auto [prefix_refused, prefix_message] = refused_in_training(model, false);
   const auto [first_refused, first_message] = refused_in_training(model, true);
@@ -121,8 +119,8 @@ Record trained_probe(const Context& c, NormKind norm, uint64_t seed) {
       .set("refusal", first_message);
 }
 
-std::vector<Record> runs_of(const std::vector<Record>& records, NormKind norm) {
-  return where(records, {{"norm", charlm::short_name(norm)}});
+size_t count_refused(const std::vector<Record>& records, const std::string& figure) {
+  return size_t(std::ranges::count(values_of(records, figure), 1.0));
 }
 
 class BatchOne : public Experiment {
@@ -158,20 +156,14 @@ class BatchOne : public Experiment {
                exact_rule(), " Part 4:", margin_rule(cat(kLossFloor, " of loss")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (NormKind norm : norms()) {
-      charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
-      o.model.norm = norm;
-      append(jobs, seed_jobs(c.settings.seeds, charlm_job(c, o).cost,
-                             [&c, norm](uint64_t seed) { return trained_probe(c, norm, seed); }));
-    }
-    return jobs;
+    return charlm_jobs(c, charlm_training(c.settings, kSteps, kQuickSteps), norms(),
+                       [&c](const charlm::RunOptions& o) { return trained_probe(c, o); });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     bool cache = true, same = true, refused = true;
     double worst_cache = 0.0;
     for (NormKind norm : norms()) {
-      const auto mine = runs_of(records, norm);
+      const auto mine = of_norm(records, norm);
       const lesson::Spread c = spread(mine, "cache_difference");
       const bool all_ok = !mine.empty() && count_status(mine, "ok") == mine.size();
       cache = cache && all_ok && c.max <= kCacheTolerance;
@@ -181,11 +173,10 @@ class BatchOne : public Experiment {
     }
     std::vector<Truth> costs;
     std::string cost_text;
-    const auto layer = runs_of(records, NormKind::Layer);
+    const auto layer = of_norm(records, NormKind::Layer);
     for (NormKind norm : {NormKind::Batch, NormKind::BatchMasked}) {
       const Comparison cost = compare_to_threshold(
-          paired_differences(runs_of(records, norm), layer, "val_loss", std::log(double(charlm::kVocabSize))), 0.0,
-          kLossFloor);
+          paired_differences(of_norm(records, norm), layer, "val_loss", kUniformLoss), 0.0, kLossFloor);
       costs.push_back(above(cost));
       cost_text += cat(cost_text.empty() ? "" : ", ", charlm::short_name(norm), " ", comparison_text(cost));
     }
@@ -205,7 +196,7 @@ class BatchOne : public Experiment {
     std::vector<std::string> labels;
     double i = 0.0;
     for (NormKind norm : norms()) {
-      const auto mine = runs_of(records, norm);
+      const auto mine = of_norm(records, norm);
       const lesson::Spread val = spread(mine, "val_loss");
       const bool bn = is_batch_norm(norm);
       rows.push_back({charlm::short_name(norm), mean_range(val), sci(spread(mine, "cache_difference").max),
@@ -243,13 +234,6 @@ class BatchOne : public Experiment {
         "length-sorted batches (padding_stats' sorted rows); \"BatchNorm on micro-batches in charlm\" "
         "(micro_batch) measures it at batch 4.\n";
     return {table + second_look, {draw(s.out_dir, "batch_one.png", script)}};
-  }
-
- private:
-  static size_t count_refused(const std::vector<Record>& records, const std::string& figure) {
-    size_t n = 0;
-    for (const Record& r : records) n += r.num(figure) == 1.0;
-    return n;
   }
 };
 

@@ -98,14 +98,10 @@ Record exact_probe(const Context& c, const Probe& p, uint64_t seed) {
 }
 
 /// After a short training run, the loss of the same training batches as training reports it
-/// (train mode) and in eval mode: the eval-mode pass first, as a train-mode pass moves the
-/// running statistics.
-Record gap_probe(const Context& c, NormKind norm, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(c.settings, kGapSteps, kQuickSteps);
-  o.model.norm = norm;
-  o.seed = seed;
+/// (train mode) and in eval mode.
+Record gap_probe(const Context& c, const charlm::RunOptions& o) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  Record r = leak_record("gap", norm, true, seed).set("later_token", nan).set("batch_mate", nan);
+  Record r = leak_record("gap", o.model.norm, true, o.seed).set("later_token", nan).set("batch_mate", nan);
   charlm::RunResult run;
   try {
     run = charlm::train_run(with_validation_words(c.words, kUnusedValidation), o);
@@ -113,17 +109,8 @@ Record gap_probe(const Context& c, NormKind norm, uint64_t seed) {
     return r.set("status", "failed").set("train_mode_loss", nan).set("eval_mode_loss", nan);
   }
   if (!run.ok()) return r.set("status", "diverged").set("train_mode_loss", nan).set("eval_mode_loss", nan);
-  std::vector<charlm::Batch> batches;
-  for (int64_t k = 0; k < kGapBatches; ++k) batches.push_back(training_words(c.words, kBatch, 1000 * seed + 7 + k));
-  NoGradGuard no_grad;
-  auto mean_loss = [&](bool train_mode) {
-    run.model->train(train_mode);
-    double sum = 0.0;
-    for (const charlm::Batch& b : batches) sum += words_loss(*run.model, b).item();
-    return sum / double(batches.size());
-  };
-  const double eval_loss = mean_loss(false);
-  return r.set("status", "ok").set("train_mode_loss", mean_loss(true)).set("eval_mode_loss", eval_loss);
+  const ModeLosses losses = mode_losses(*run.model, c.words, kBatch, kGapBatches, o.seed);
+  return r.set("status", "ok").set("train_mode_loss", losses.train_mode).set("eval_mode_loss", losses.eval_mode);
 }
 
 std::vector<Record> of_probe(const std::vector<Record>& records, const std::string& part, NormKind norm,
@@ -177,12 +164,8 @@ class Leak : public Experiment {
     std::vector<Job> jobs;
     for (const Probe& p : probes())
       append(jobs, seed_jobs(c.settings.seeds, 3000.0, [&c, p](uint64_t seed) { return exact_probe(c, p, seed); }));
-    for (NormKind norm : batch_norms()) {
-      charlm::RunOptions o = charlm_training(c.settings, kGapSteps, kQuickSteps);
-      o.model.norm = norm;
-      append(jobs, seed_jobs(c.settings.seeds, charlm_job(c, o).cost,
-                             [&c, norm](uint64_t seed) { return gap_probe(c, norm, seed); }));
-    }
+    append(jobs, charlm_jobs(c, charlm_training(c.settings, kGapSteps, kQuickSteps), batch_norms(),
+                             [&c](const charlm::RunOptions& o) { return gap_probe(c, o); }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {

@@ -7,6 +7,7 @@
 
 #include "charlm_runs.hpp"
 #include "experiments/experiments.hpp"
+#include "grid.hpp"
 
 namespace minidl::lab {
 
@@ -20,7 +21,6 @@ constexpr double kLossFloor = 0.02;       // nats
 constexpr double kDeviationFloor = 0.02;  // of the running standard deviation
 constexpr double kVisible = 1e-2;         // a logit moved this much: padding changed the output
 constexpr double kRounding = 1e-4;        // below this: float rounding of differently shaped products
-const double kUniformLoss = std::log(27.0);
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
 /// The first steps left out of the per-step means: the running statistics start at 0 and 1
@@ -274,16 +274,17 @@ class PaddingStats : public Experiment {
     const Comparison dev =
         compare_to_threshold(paired_differences(batch, masked, "running_mean_dev", 0.0), 0.0, kDeviationFloor);
     const Truth worse = above(loss), farther = above(dev);
-    return {verdict_of({truth_of(exact), worse, farther}),
-            cat("(a) padding moves real tokens' logits: batch ", fixed(largest(records, NormKind::Batch), 4),
-                " at least ", fixed(smallest(records, NormKind::Batch), 4), "; batch-masked, layer, rms at most ",
-                sci(std::max({largest(records, NormKind::BatchMasked), largest(records, NormKind::Layer),
-                              largest(records, NormKind::RMS)})),
-                " (", exact ? "as claimed" : "not as claimed",
-                "); (b) random batches, batch's validation loss minus batch-masked's: ", comparison_text(loss, 4),
-                " nats (", truth_text(worse, "worse", "not worse"),
-                "); (c) batch's batch-to-running mean deviation minus batch-masked's: ", comparison_text(dev),
-                " running std (", truth_text(farther, "farther", "not farther"), ").")};
+    return {
+        verdict_of({truth_of(exact), worse, farther}),
+        cat("(a) padding moves real tokens' logits: batch ", fixed(sensitivity(records, NormKind::Batch).max, 4),
+            " at least ", fixed(sensitivity(records, NormKind::Batch).min, 4), "; batch-masked, layer, rms at most ",
+            sci(std::max({sensitivity(records, NormKind::BatchMasked).max, sensitivity(records, NormKind::Layer).max,
+                          sensitivity(records, NormKind::RMS).max})),
+            " (", exact ? "as claimed" : "not as claimed",
+            "); (b) random batches, batch's validation loss minus batch-masked's: ", comparison_text(loss, 4),
+            " nats (", truth_text(worse, "worse", "not worse"),
+            "); (c) batch's batch-to-running mean deviation minus batch-masked's: ", comparison_text(dev),
+            " running std (", truth_text(farther, "farther", "not farther"), ").")};
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
@@ -319,11 +320,9 @@ class PaddingStats : public Experiment {
   }
 
  private:
-  static double largest(const std::vector<Record>& records, NormKind norm) {
-    return spread(where(records, {{"norm", charlm::short_name(norm)}}), "padding_sensitivity").max;
-  }
-  static double smallest(const std::vector<Record>& records, NormKind norm) {
-    return spread(where(records, {{"norm", charlm::short_name(norm)}}), "padding_sensitivity").min;
+  /// How far padding moved a real token's logit, over the norm's runs.
+  static lesson::Spread sensitivity(const std::vector<Record>& records, NormKind norm) {
+    return spread(of_norm(records, norm), "padding_sensitivity");
   }
   /// Left: the BatchNorms' batch-to-running deviation against the padding share (sorted and
   /// random batches). Right: the validation loss per norm and batch order.

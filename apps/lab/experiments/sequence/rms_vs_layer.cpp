@@ -15,8 +15,7 @@ using charlm::NormKind;
 constexpr double kLossTolerance = 0.03;  // nats: "as well" means at most this much worse
 constexpr double kLossFloor = 0.01;      // nats: the margin's floor
 constexpr double kRatioFloor = 0.05;     // of the time ratio: the margin's floor
-const double kUniformLoss = std::log(27.0);
-constexpr int kTimingPairs = 101;  // cheap (about 0.1 s in all): the same with --quick
+constexpr int kTimingPairs = 101;        // cheap (about 0.1 s in all): the same with --quick
 constexpr int kTimingRepeats = 20;
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
@@ -116,17 +115,8 @@ class RmsVsLayer : public Experiment {
                margin_rule(cat(kLossFloor, " nats of loss and ", kRatioFloor, " of the ratio")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (NormKind norm : norms())
-      for (uint64_t seed : c.settings.seeds) {
-        charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-        o.model.norm = norm;
-        o.seed = seed;
-        Job job = charlm_job(c, o);
-        job.run = [&c, o] { return std::vector<Record>{run_with_cost(c, o)}; };
-        jobs.push_back(job);
-      }
-    return jobs;
+    return charlm_jobs(c, charlm_training(c.settings, steps(c.settings), steps(c.settings)), norms(),
+                       [&c](const charlm::RunOptions& o) { return run_with_cost(c, o); });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto layer = where(records, {{"norm", "layer"}}), rms = where(records, {{"norm", "rms"}});

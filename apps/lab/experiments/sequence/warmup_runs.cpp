@@ -4,9 +4,6 @@
 #include <cmath>
 #include <optional>
 
-#include "charlm_runs.hpp"
-#include "tools.hpp"
-
 namespace minidl::lab::warmup {
 
 using charlm::Position;
