@@ -90,8 +90,7 @@ Record trained_probe(const Context& c, const charlm::RunOptions& o) {
   Record r = Record().set("norm", charlm::short_name(o.model.norm)).set("seed", double(o.seed));
   charlm::RunResult run;
   try {
-    const bool quick = c.settings.quick;
-    run = charlm::train_run(quick ? with_validation_words(c.words, kQuickValidation) : c.words, o);
+    run = charlm::train_run(c.settings.quick ? with_validation_words(c.words, kQuickValidation) : c.words, o);
   } catch (const std::exception&) {
     run.failure = "failed";
   }
@@ -194,7 +193,6 @@ class BatchOne : public Experiment {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     std::vector<std::string> labels;
-    double i = 0.0;
     for (NormKind norm : norms()) {
       const auto mine = of_norm(records, norm);
       const lesson::Spread val = spread(mine, "val_loss");
@@ -203,7 +201,7 @@ class BatchOne : public Experiment {
                       sci(spread(mine, "train_vs_eval").max),
                       bn ? cat(count_refused(mine, "first_token_refused"), " of ", mine.size()) : "-",
                       bn ? cat(count_refused(mine, "prefix_refused"), " of ", mine.size()) : "-"});
-      bars.push_back({i++, val.mean, val.min, val.max});
+      bars.push_back({double(bars.size()), val.mean, val.min, val.max});
       labels.push_back(charlm::short_name(norm));
     }
     std::string refusal = "-";
@@ -217,9 +215,8 @@ class BatchOne : public Experiment {
                             "first token refused", "two-token prefix refused"},
                            rows),
             "\nThe refusal: \"", refusal, "\".\n");
-    std::string script = plot_header("batch_one.png", 800, 460);
-    script += datablock("val", bars);
-    script +=
+    const std::string script =
+        plot_header("batch_one.png", 800, 460) + datablock("val", bars) +
         cat("set title 'Validation loss in eval mode after ", charlm_training(s, kSteps, kQuickSteps).steps,
             " steps (mean and range over seeds)'\nset offsets 0.5, 0.5, 0.05, 0.05\n"
             "set ylabel 'validation loss (nats per token)'\nset xtics (",

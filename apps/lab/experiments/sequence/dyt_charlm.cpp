@@ -40,12 +40,11 @@ std::vector<Record> layer_norm_points(const Context& c, charlm::CharTransformer&
       const int64_t positions = int64_t(input.size()) / width;
       for (int64_t t = 0; t < positions; ++t)
         for (int64_t ch = 0; ch < kFigureChannels; ++ch)
-          points.push_back(Record()
-                               .set("kind", "point")
-                               .set("block", double(block))
-                               .set("channel", double(ch))
-                               .set("x", double(input[size_t(t * width + ch)]))
-                               .set("y", double(output[size_t(t * width + ch)])));
+          points.push_back({{"kind", "point"},
+                            {"block", double(block)},
+                            {"channel", double(ch)},
+                            {"x", double(input[size_t(t * width + ch)])},
+                            {"y", double(output[size_t(t * width + ch)])}});
     }
     hook.remove();
   }

@@ -79,11 +79,7 @@ LeakMoves measure_leak(const charlm::WordSplit& words, NormKind norm, bool train
 namespace {
 
 Record leak_record(const std::string& part, NormKind norm, bool train_mode, uint64_t seed) {
-  return Record()
-      .set("part", part)
-      .set("norm", charlm::short_name(norm))
-      .set("mode", mode_name(train_mode))
-      .set("seed", double(seed));
+  return {{"part", part}, {"norm", charlm::short_name(norm)}, {"mode", mode_name(train_mode)}, {"seed", double(seed)}};
 }
 
 Record exact_probe(const Context& c, const Probe& p, uint64_t seed) {
@@ -206,29 +202,27 @@ class Leak : public Experiment {
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    double i = 0.0;
+    std::vector<std::string> labels;
     for (const Probe& p : probes()) {
       const auto mine = of_probe(records, "exact", p.norm, p.train_mode);
       const lesson::Spread later = spread(mine, "later_token"), mate = spread(mine, "batch_mate");
-      std::string gap = "";
+      std::string gap = "-";
       if (p.train_mode && p.norm != NormKind::Layer && p.norm != NormKind::RMS) {
         const auto trained = of_probe(records, "gap", p.norm, true);
         gap = cat(mean_range(spread(trained, "train_mode_loss")), " / ", mean_range(spread(trained, "eval_mode_loss")));
       }
-      rows.push_back({probe_title(p), sci(later.max), sci(mate.max), later.max == 0.0 && mate.max == 0.0 ? "yes" : "no",
-                      gap.empty() ? "-" : gap});
-      bars.push_back({i++, std::max(later.max, 1e-12), std::max(mate.max, 1e-12)});
+      rows.push_back(
+          {probe_title(p), sci(later.max), sci(mate.max), later.max == 0.0 && mate.max == 0.0 ? "yes" : "no", gap});
+      bars.push_back({double(bars.size()), std::max(later.max, 1e-12), std::max(mate.max, 1e-12)});
+      labels.push_back(probe_title(p));
     }
     const std::string table =
         "Largest move of an earlier logit over seeds, and after training the loss on the same training batches as "
         "training reports it (train mode) and in eval mode (mean [min, max] over seeds):\n\n" +
         markdown_table({"norm (mode)", "later token", "batch mate", "zero bit for bit", "train-mode / eval-mode loss"},
                        rows);
-    std::vector<std::string> labels;
-    for (const Probe& p : probes()) labels.push_back(probe_title(p));
-    std::string script = plot_header("leak.png", 900, 480);
-    script += datablock("moves", bars);
-    script +=
+    const std::string script =
+        plot_header("leak.png", 900, 480) + datablock("moves", bars) +
         cat("set title \"How far earlier logits move when a later token or a batch mate changes (1e-12 = not at "
             "all)\"\nset logscale y\nset yrange [1e-13:100]\nset style fill solid 0.7\nset boxwidth 0.35\n"
             "set ylabel 'largest move of a logit'\nset key top right\nset xtics (",

@@ -100,14 +100,13 @@ class MicroBatch : public Experiment {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> points;
     std::vector<std::string> labels;
-    double i = 0.0;
     for (NormKind norm : norms()) {
       const auto mine = of_norm(records, norm);
       const lesson::Spread train = spread(mine, "train_mode_loss"), eval = spread(mine, "eval_mode_loss"),
                            val = spread(mine, "val_loss");
       rows.push_back({charlm::short_name(norm), mean_range(train), mean_range(eval), mean_range(val)});
-      points.push_back(
-          {i++, train.mean, train.min, train.max, eval.mean, eval.min, eval.max, val.mean, val.min, val.max});
+      points.push_back({double(points.size()), train.mean, train.min, train.max, eval.mean, eval.min, eval.max,
+                        val.mean, val.min, val.max});
       labels.push_back(charlm::short_name(norm));
     }
     const std::string table = cat(

@@ -18,12 +18,11 @@ int64_t window(const Settings& s) { return s.quick ? 2 : 10; }  // steps per poi
 
 /// One run's record with the cell's keys, and its training curve under the arm's name when `curves`.
 Job arm_job(const Context& c, const charlm::RunOptions& o, const Arm& a, bool curves) {
-  const Record keys = Record()
-                          .set("arm", a.id)
-                          .set("width", double(o.model.width))
-                          .set("layers", double(o.model.layers))
-                          .set("lr", o.lr)
-                          .set("warmup", double(o.trainer.warmup));
+  const Record keys{{"arm", a.id},
+                    {"width", double(o.model.width)},
+                    {"layers", double(o.model.layers)},
+                    {"lr", o.lr},
+                    {"warmup", double(o.trainer.warmup)}};
   return {charlm_job(c, o).cost, [&c, o, keys, a, curves] {
             std::optional<apps::RunLog> log;
             Record r = charlm_record(c, o, keys, [&](charlm::RunResult& run) {
