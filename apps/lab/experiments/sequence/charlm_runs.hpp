@@ -26,6 +26,10 @@ Record charlm_record(const Context& context, const charlm::RunOptions& options, 
 /// A job for charlm_record, its cost proportional to the run's multiply-adds.
 Job charlm_job(const Context& context, const charlm::RunOptions& options, Record keys = {});
 
+/// The first `at_most` of the settings' seeds, each as seed + offset: a grid too large for
+/// every seed, or fresh seeds for a rule written after runs on the plain ones.
+std::vector<uint64_t> first_seeds(const Settings& s, size_t at_most, uint64_t offset = 0);
+
 /// A job per norm and seed (norms outer), each as costly as charlm_job's, its records what
 /// measure(options with that norm and seed) returns (a Record or several).
 template <typename Measure>

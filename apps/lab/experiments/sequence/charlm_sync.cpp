@@ -3,6 +3,7 @@
 // is one `mpirun -np N charlm --distributed` invocation over every seed; its summary gives
 // the validation losses and its curves the first steps' losses, which the rule compares
 // with one rank's.
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -40,12 +41,10 @@ std::map<std::pair<std::string, uint64_t>, std::string> early_losses(const std::
   std::string line;
   std::getline(lines, line);  // run,seed,step,loss
   while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string run, seed, step, loss;
-    std::getline(fields, run, ',');
-    std::getline(fields, seed, ',');
-    std::getline(fields, step, ',');
-    std::getline(fields, loss, ',');
+    std::istringstream in(line);
+    std::array<std::string, 4> fields;
+    for (std::string& field : fields) std::getline(in, field, ',');
+    const auto& [run, seed, step, loss] = fields;
     if (std::stoll(step) > kEarlySteps) continue;
     std::string& text = losses[{run, std::stoull(seed)}];
     text += (text.empty() ? "" : " ") + loss;

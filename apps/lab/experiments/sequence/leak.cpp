@@ -165,14 +165,12 @@ class Leak : public Experiment {
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
-    auto largest = [&](NormKind norm, const std::string& figure) {
-      const lesson::Spread s = spread(of_probe(records, "exact", norm, true), figure);
-      return s.count ? s.max : std::numeric_limits<double>::quiet_NaN();
+    // A figure's spread over a norm's train-mode probes: NaN for no probes (spread_of).
+    auto moves = [&](NormKind norm, const std::string& figure) {
+      return spread(of_probe(records, "exact", norm, true), figure);
     };
-    auto smallest = [&](NormKind norm, const std::string& figure) {
-      const lesson::Spread s = spread(of_probe(records, "exact", norm, true), figure);
-      return s.count ? s.min : std::numeric_limits<double>::quiet_NaN();
-    };
+    auto largest = [&](NormKind norm, const std::string& figure) { return moves(norm, figure).max; };
+    auto smallest = [&](NormKind norm, const std::string& figure) { return moves(norm, figure).min; };
     bool still = true, mates = true, later = true;
     for (NormKind norm : {NormKind::Layer, NormKind::RMS})
       still = still && largest(norm, "later_token") == 0.0 && largest(norm, "batch_mate") == 0.0;

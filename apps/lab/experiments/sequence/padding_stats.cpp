@@ -34,9 +34,6 @@ const std::vector<std::string>& orders() {
   static const std::vector<std::string> list{"random", "sorted"};
   return list;
 }
-std::vector<uint64_t> seeds(const Settings& s) {
-  return {s.seeds.begin(), s.seeds.begin() + std::min<ptrdiff_t>(3, ptrdiff_t(s.seeds.size()))};
-}
 bool has_batch_statistics(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
 
 /// Batches of training-split word indices: a random permutation cut in chunks, or the words
@@ -244,12 +241,12 @@ class PaddingStats : public Experiment {
                margin_rule(cat(kLossFloor, " nats of loss and ", kDeviationFloor, " running std of deviation")),
                " Part (a) compares without a margin: rounding and a visible effect are orders of magnitude apart.");
   }
-  std::vector<uint64_t> seeds_used(const Settings& s) const override { return seeds(s); }
+  std::vector<uint64_t> seeds_used(const Settings& s) const override { return first_seeds(s, 3); }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
     for (NormKind norm : norms())
       for (const std::string& order : orders())
-        for (uint64_t seed : seeds(c.settings)) {
+        for (uint64_t seed : seeds_used(c.settings)) {
           charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
           o.model.width = kWidth;
           o.model.layers = kLayers;

@@ -66,12 +66,6 @@ std::string training_text(const Settings& s) {
              fixed(kUniformLoss), " nats)");
 }
 
-std::vector<uint64_t> fresh_seeds(const Settings& s, uint64_t offset, size_t at_most) {
-  std::vector<uint64_t> seeds;
-  for (size_t k = 0; k < std::min(at_most, s.seeds.size()); ++k) seeds.push_back(s.seeds[k] + offset);
-  return seeds;
-}
-
 std::vector<Job> jobs(const Context& c, const Cell& cell, const std::vector<uint64_t>& seeds, bool curves) {
   std::vector<Job> jobs;
   for (const Arm& arm : kArms)

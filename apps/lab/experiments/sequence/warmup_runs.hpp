@@ -44,9 +44,6 @@ double final_loss(const Record& r);
 std::vector<double> against_warm(const std::vector<Record>& arm_runs, const std::vector<Record>& warm_runs);
 /// The arms' training, for the set-up's text.
 std::string training_text(const Settings& s);
-/// The first `at_most` of the settings' seeds, each as seed + offset: fresh seeds for a rule
-/// written after runs on the plain ones.
-std::vector<uint64_t> fresh_seeds(const Settings& s, uint64_t offset, size_t at_most);
 /// A job per arm and seed in the cell; each record carries the cell's keys, and its training
 /// curve when `curves`.
 std::vector<Job> jobs(const Context& c, const Cell& cell, const std::vector<uint64_t>& seeds, bool curves);
