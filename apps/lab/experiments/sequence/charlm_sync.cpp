@@ -28,10 +28,8 @@ struct Setup {
   const char* label;
   const char* name;
 };
-const std::vector<Setup>& setups() {
-  static const std::vector<Setup> list{
-      {"layer", "LayerNorm"}, {"batch", "BatchNorm1d (local)"}, {"sync_batch", "SyncBatchNorm"}};
-  return list;
+std::vector<Setup> setups() {
+  return {{"layer", "LayerNorm"}, {"batch", "BatchNorm1d (local)"}, {"sync_batch", "SyncBatchNorm"}};
 }
 
 // Per run name ("layer-pre") and seed, the first kEarlySteps step losses of a --curves file.

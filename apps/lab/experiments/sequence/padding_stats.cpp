@@ -26,14 +26,8 @@ int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
 /// The first steps left out of the per-step means: the running statistics start at 0 and 1
 /// and forget them at momentum 0.1 within about 20 steps.
 int64_t burn_in(const Settings& s) { return s.quick ? 2 : 50; }
-const std::vector<NormKind>& norms() {
-  static const std::vector<NormKind> list{NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::RMS};
-  return list;
-}
-const std::vector<std::string>& orders() {
-  static const std::vector<std::string> list{"random", "sorted"};
-  return list;
-}
+std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::RMS}; }
+std::vector<std::string> orders() { return {"random", "sorted"}; }
 bool has_batch_statistics(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
 
 /// Batches of training-split word indices: a random permutation cut in chunks, or the words

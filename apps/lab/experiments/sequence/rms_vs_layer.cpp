@@ -19,10 +19,7 @@ constexpr int kTimingPairs = 101;        // cheap (about 0.1 s in all): the same
 constexpr int kTimingRepeats = 20;
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
-const std::vector<NormKind>& norms() {
-  static const std::vector<NormKind> list{NormKind::Layer, NormKind::RMS};
-  return list;
-}
+std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS}; }
 
 // CPU time of the calling thread: unlike the wall clock, it does not count the time other
 // work (the lab's other jobs, other tests) holds the core, so the ratio keeps its value under load.
