@@ -28,6 +28,13 @@ int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
 int64_t burn_in(const Settings& s) { return s.quick ? 2 : 50; }
 std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::RMS}; }
 std::vector<std::string> orders() { return {"random", "sorted"}; }
+/// charlm's training, small: kWidth channels, kLayers blocks, steps(s) steps.
+charlm::RunOptions small_training(const Settings& s) {
+  charlm::RunOptions o = charlm_training(s, steps(s), steps(s));
+  o.model.width = kWidth;
+  o.model.layers = kLayers;
+  return o;
+}
 bool has_batch_statistics(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
 
 /// Batches of training-split word indices: a random permutation cut in chunks, or the words
@@ -132,9 +139,7 @@ nn::Module& submodule(nn::Module& root, const std::string& dotted_name) {
 }
 
 Record measure_padding_stats(const Context& c, NormKind norm, const std::string& order, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-  o.model.width = kWidth;
-  o.model.layers = kLayers;
+  charlm::RunOptions o = small_training(c.settings);
   o.model.norm = norm;
   Generator init(seed);
   charlm::CharTransformer model(o.model, init);
@@ -238,18 +243,12 @@ class PaddingStats : public Experiment {
   std::vector<uint64_t> seeds_used(const Settings& s) const override { return first_seeds(s, 3); }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
+    const double cost = charlm_job(c, small_training(c.settings)).cost;
     for (NormKind norm : norms())
       for (const std::string& order : orders())
-        for (uint64_t seed : seeds_used(c.settings)) {
-          charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-          o.model.width = kWidth;
-          o.model.layers = kLayers;
-          Job job = charlm_job(c, o);
-          job.run = [&c, norm, order, seed] {
-            return std::vector<Record>{measure_padding_stats(c, norm, order, seed)};
-          };
-          jobs.push_back(job);
-        }
+        append(jobs, seed_jobs(seeds_used(c.settings), cost, [&c, norm, order](uint64_t seed) {
+                 return measure_padding_stats(c, norm, order, seed);
+               }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
