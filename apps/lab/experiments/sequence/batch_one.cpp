@@ -95,13 +95,11 @@ Record trained_probe(const Context& c, const charlm::RunOptions& o) {
     run.failure = "failed";
   }
   if (!run.ok()) {
-    return r.set("status", run.model ? "diverged" : "failed")
-        .set("val_loss", nan)
-        .set("cache_difference", nan)
-        .set("train_vs_eval", nan)
-        .set("first_token_refused", nan)
-        .set("prefix_refused", nan)
-        .set("refusal", "-");
+    r.set("status", run.model ? "diverged" : "failed");
+    for (const char* figure :
+         {"val_loss", "cache_difference", "train_vs_eval", "first_token_refused", "prefix_refused"})
+      r.set(figure, nan);
+    return r.set("refusal", "-");
   }
   charlm::CharTransformer& model = *run.model;
   model.eval();

@@ -344,13 +344,12 @@ class PaddingStats : public Experiment {
         bars.push_back({double(bars.size()), loss.mean, loss.min, loss.max});
         labels.push_back(charlm::short_name(norm) + ", " + order);
       }
-    script += datablock("loss", bars);
-    script +=
-        cat("set title 'validation loss, eval mode'\nset xlabel ''\nset ylabel 'nats'\nset autoscale\n"
-            "set xrange [-0.6:",
-            double(bars.size()) - 0.4, "]\nset xtics (", xtics(labels),
-            ") rotate by -30\nunset key\nplot $loss using 1:2:3:4 with yerrorbars lw 2 pt 7 lc rgb '#4477aa'\n");
-    return script + "unset multiplot\n";
+    return script + datablock("loss", bars) +
+           cat("set title 'validation loss, eval mode'\nset xlabel ''\nset ylabel 'nats'\nset autoscale\n"
+               "set xrange [-0.6:",
+               double(bars.size()) - 0.4, "]\nset xtics (", xtics(labels),
+               ") rotate by -30\nunset key\nplot $loss using 1:2:3:4 with yerrorbars lw 2 pt 7 lc rgb '#4477aa'\n"
+               "unset multiplot\n");
   }
 };
 

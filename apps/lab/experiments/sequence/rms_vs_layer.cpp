@@ -174,13 +174,13 @@ class RmsVsLayer : public Experiment {
             double(*std::max_element(s.seeds.begin(), s.seeds.end())) + 0.5, "]\nset key top right\n", plots, "\n");
     std::vector<std::vector<double>> ratios;
     for (size_t i = 0; i < records.size(); ++i) ratios.push_back({double(i), records[i].num("rms_over_layer")});
-    script += datablock("ratio", ratios);
-    script +=
-        cat("set title 'norm layer fwd+bwd time, RMSNorm / LayerNorm (median of pairs)'\nset xlabel 'run'\n"
-            "set ylabel 'ratio'\nset xrange [-0.5:",
-            double(records.size()) - 0.5, "]\nset yrange [0:*]\nunset key\n");
-    script += "plot $ratio using 1:2 with points pt 7 ps 1.5 lc rgb '#7570b3', 1 with lines lc 'black' dt 2\n";
-    return script + "unset multiplot\n";
+    return script + datablock("ratio", ratios) +
+           cat("set title 'norm layer fwd+bwd time, RMSNorm / LayerNorm (median of pairs)'\nset xlabel 'run'\n"
+               "set ylabel 'ratio'\nset xrange [-0.5:",
+               double(records.size()) - 0.5,
+               "]\nset yrange [0:*]\nunset key\n"
+               "plot $ratio using 1:2 with points pt 7 ps 1.5 lc rgb '#7570b3', 1 with lines lc 'black' dt 2\n"
+               "unset multiplot\n");
   }
 };
 
