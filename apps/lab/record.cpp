@@ -57,19 +57,8 @@ std::string records_csv(const std::vector<Record>& records) {
 }
 
 std::string verdict_text(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::Held:
-      return "held";
-    case Verdict::HeldPartly:
-      return "held partly";
-    case Verdict::Inconclusive:
-      return "inconclusive";
-    case Verdict::NotRun:
-      return "not run";
-    case Verdict::DidNotHold:
-      break;
-  }
-  return "did not hold";
+  static const char* const texts[] = {"held", "held partly", "did not hold", "inconclusive", "not run"};  // by Verdict
+  return texts[size_t(verdict)];
 }
 
 }  // namespace minidl::lab

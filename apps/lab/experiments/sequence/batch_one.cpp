@@ -4,6 +4,7 @@
 #include "charlm_runs.hpp"
 #include "checks.hpp"
 #include "experiments/experiments.hpp"
+#include "grid.hpp"
 #include "probes.hpp"
 
 namespace minidl::lab {
@@ -84,31 +85,25 @@ std::pair<bool, std::string> refused_in_training(charlm::CharTransformer& model,
 
 namespace {
 
-Record trained_probe(const Context& c, NormKind norm, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
-  o.model.norm = norm;
-  o.seed = seed;
+Record trained_probe(const Context& c, const charlm::RunOptions& o) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  Record r = Record().set("norm", charlm::short_name(norm)).set("seed", double(seed));
+  Record r = Record().set("norm", charlm::short_name(o.model.norm)).set("seed", double(o.seed));
   charlm::RunResult run;
   try {
-    const bool quick = c.settings.quick;
-    run = charlm::train_run(quick ? with_validation_words(c.words, kQuickValidation) : c.words, o);
+    run = charlm::train_run(c.settings.quick ? with_validation_words(c.words, kQuickValidation) : c.words, o);
   } catch (const std::exception&) {
     run.failure = "failed";
   }
   if (!run.ok()) {
-    return r.set("status", run.model ? "diverged" : "failed")
-        .set("val_loss", nan)
-        .set("cache_difference", nan)
-        .set("train_vs_eval", nan)
-        .set("first_token_refused", nan)
-        .set("prefix_refused", nan)
-        .set("refusal", "-");
+    r.set("status", run.model ? "diverged" : "failed");
+    for (const char* figure :
+         {"val_loss", "cache_difference", "train_vs_eval", "first_token_refused", "prefix_refused"})
+      r.set(figure, nan);
+    return r.set("refusal", "-");
   }
   charlm::CharTransformer& model = *run.model;
   model.eval();
-  const double cache = cache_difference(model, c.words, seed);
+  const double cache = cache_difference(model, c.words, o.seed);
   const double modes = mode_difference(model, c.words);
   const auto [prefix_refused, prefix_message] = refused_in_training(model, false);
   const auto [first_refused, first_message] = refused_in_training(model, true);
@@ -121,8 +116,8 @@ Record trained_probe(const Context& c, NormKind norm, uint64_t seed) {
       .set("refusal", first_message);
 }
 
-std::vector<Record> runs_of(const std::vector<Record>& records, NormKind norm) {
-  return where(records, {{"norm", charlm::short_name(norm)}});
+size_t count_refused(const std::vector<Record>& records, const std::string& figure) {
+  return size_t(std::ranges::count(values_of(records, figure), 1.0));
 }
 
 class BatchOne : public Experiment {
@@ -158,20 +153,14 @@ class BatchOne : public Experiment {
                exact_rule(), " Part 4:", margin_rule(cat(kLossFloor, " of loss")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (NormKind norm : norms()) {
-      charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
-      o.model.norm = norm;
-      append(jobs, seed_jobs(c.settings.seeds, charlm_job(c, o).cost,
-                             [&c, norm](uint64_t seed) { return trained_probe(c, norm, seed); }));
-    }
-    return jobs;
+    return charlm_jobs(c, charlm_training(c.settings, kSteps, kQuickSteps), norms(),
+                       [&c](const charlm::RunOptions& o) { return trained_probe(c, o); });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     bool cache = true, same = true, refused = true;
     double worst_cache = 0.0;
     for (NormKind norm : norms()) {
-      const auto mine = runs_of(records, norm);
+      const auto mine = of_norm(records, norm);
       const lesson::Spread c = spread(mine, "cache_difference");
       const bool all_ok = !mine.empty() && count_status(mine, "ok") == mine.size();
       cache = cache && all_ok && c.max <= kCacheTolerance;
@@ -181,11 +170,10 @@ class BatchOne : public Experiment {
     }
     std::vector<Truth> costs;
     std::string cost_text;
-    const auto layer = runs_of(records, NormKind::Layer);
+    const auto layer = of_norm(records, NormKind::Layer);
     for (NormKind norm : {NormKind::Batch, NormKind::BatchMasked}) {
       const Comparison cost = compare_to_threshold(
-          paired_differences(runs_of(records, norm), layer, "val_loss", std::log(double(charlm::kVocabSize))), 0.0,
-          kLossFloor);
+          paired_differences(of_norm(records, norm), layer, "val_loss", kUniformLoss), 0.0, kLossFloor);
       costs.push_back(above(cost));
       cost_text += cat(cost_text.empty() ? "" : ", ", charlm::short_name(norm), " ", comparison_text(cost));
     }
@@ -203,16 +191,15 @@ class BatchOne : public Experiment {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
     std::vector<std::string> labels;
-    double i = 0.0;
     for (NormKind norm : norms()) {
-      const auto mine = runs_of(records, norm);
+      const auto mine = of_norm(records, norm);
       const lesson::Spread val = spread(mine, "val_loss");
       const bool bn = is_batch_norm(norm);
       rows.push_back({charlm::short_name(norm), mean_range(val), sci(spread(mine, "cache_difference").max),
                       sci(spread(mine, "train_vs_eval").max),
                       bn ? cat(count_refused(mine, "first_token_refused"), " of ", mine.size()) : "-",
                       bn ? cat(count_refused(mine, "prefix_refused"), " of ", mine.size()) : "-"});
-      bars.push_back({i++, val.mean, val.min, val.max});
+      bars.push_back({double(bars.size()), val.mean, val.min, val.max});
       labels.push_back(charlm::short_name(norm));
     }
     std::string refusal = "-";
@@ -226,9 +213,8 @@ class BatchOne : public Experiment {
                             "first token refused", "two-token prefix refused"},
                            rows),
             "\nThe refusal: \"", refusal, "\".\n");
-    std::string script = plot_header("batch_one.png", 800, 460);
-    script += datablock("val", bars);
-    script +=
+    const std::string script =
+        plot_header("batch_one.png", 800, 460) + datablock("val", bars) +
         cat("set title 'Validation loss in eval mode after ", charlm_training(s, kSteps, kQuickSteps).steps,
             " steps (mean and range over seeds)'\nset offsets 0.5, 0.5, 0.05, 0.05\n"
             "set ylabel 'validation loss (nats per token)'\nset xtics (",
@@ -243,13 +229,6 @@ class BatchOne : public Experiment {
         "length-sorted batches (padding_stats' sorted rows); \"BatchNorm on micro-batches in charlm\" "
         "(micro_batch) measures it at batch 4.\n";
     return {table + second_look, {draw(s.out_dir, "batch_one.png", script)}};
-  }
-
- private:
-  static size_t count_refused(const std::vector<Record>& records, const std::string& figure) {
-    size_t n = 0;
-    for (const Record& r : records) n += r.num(figure) == 1.0;
-    return n;
   }
 };
 

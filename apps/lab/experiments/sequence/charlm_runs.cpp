@@ -1,5 +1,6 @@
 #include "charlm_runs.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace minidl::lab {
@@ -9,6 +10,12 @@ charlm::RunOptions charlm_training(const Settings& settings, int64_t steps, int6
   options.steps = settings.quick ? quick_steps : steps;
   options.eval_every = options.steps;
   return options;
+}
+
+std::vector<uint64_t> first_seeds(const Settings& s, size_t at_most, uint64_t offset) {
+  std::vector<uint64_t> seeds;
+  for (size_t k = 0; k < std::min(at_most, s.seeds.size()); ++k) seeds.push_back(s.seeds[k] + offset);
+  return seeds;
 }
 
 Record charlm_record(const Context& context, const charlm::RunOptions& options, Record keys,

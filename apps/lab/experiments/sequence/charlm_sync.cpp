@@ -3,6 +3,7 @@
 // is one `mpirun -np N charlm --distributed` invocation over every seed; its summary gives
 // the validation losses and its curves the first steps' losses, which the rule compares
 // with one rank's.
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,10 +28,8 @@ struct Setup {
   const char* label;
   const char* name;
 };
-const std::vector<Setup>& setups() {
-  static const std::vector<Setup> list{
-      {"layer", "LayerNorm"}, {"batch", "BatchNorm1d (local)"}, {"sync_batch", "SyncBatchNorm"}};
-  return list;
+std::vector<Setup> setups() {
+  return {{"layer", "LayerNorm"}, {"batch", "BatchNorm1d (local)"}, {"sync_batch", "SyncBatchNorm"}};
 }
 
 // Per run name ("layer-pre") and seed, the first kEarlySteps step losses of a --curves file.
@@ -40,12 +39,10 @@ std::map<std::pair<std::string, uint64_t>, std::string> early_losses(const std::
   std::string line;
   std::getline(lines, line);  // run,seed,step,loss
   while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string run, seed, step, loss;
-    std::getline(fields, run, ',');
-    std::getline(fields, seed, ',');
-    std::getline(fields, step, ',');
-    std::getline(fields, loss, ',');
+    std::istringstream in(line);
+    std::array<std::string, 4> fields;
+    for (std::string& field : fields) std::getline(in, field, ',');
+    const auto& [run, seed, step, loss] = fields;
     if (std::stoll(step) > kEarlySteps) continue;
     std::string& text = losses[{run, std::stoull(seed)}];
     text += (text.empty() ? "" : " ") + loss;

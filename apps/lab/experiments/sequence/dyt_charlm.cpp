@@ -12,28 +12,10 @@ using charlm::NormKind;
 
 constexpr double kLossTolerance = 0.05;  // nats: "as well" means at most this much worse
 constexpr double kLossFloor = 0.01;      // nats: the margin's floor
-const double kUniformLoss = std::log(27.0);
-constexpr int64_t kFigureWords = 32;    // validation words the Fig. 2 points come from
-constexpr int64_t kFigureChannels = 4;  // channels 0..3 of each LayerNorm, as the paper plots a few
+constexpr int64_t kFigureWords = 32;     // validation words the Fig. 2 points come from
+constexpr int64_t kFigureChannels = 4;   // channels 0..3 of each LayerNorm, as the paper plots a few
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
-
-/// The module at a dotted path of child names ("transformer.h.0.ln_1").
-nn::Module& module_at(nn::Module& root, const std::string& path) {
-  nn::Module* at = &root;
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t dot = std::min(path.find('.', start), path.size());
-    const std::string name = path.substr(start, dot - start);
-    std::shared_ptr<nn::Module> next;
-    for (const auto& [child_name, child] : at->named_children())
-      if (child_name == name) next = child;
-    if (!next) throw Error(cat("dyt_charlm: the model has no module ", path, " (no child ", name, ")"));
-    at = next.get();
-    start = dot + 1;
-  }
-  return *at;
-}
 
 /// The points of Fig. 2: (block, channel, x, y) of the first and last block's ln_1 over the
 /// first validation words' real positions, one word a batch (no padding).
@@ -41,7 +23,7 @@ std::vector<Record> layer_norm_points(const Context& c, charlm::CharTransformer&
   const int64_t last = model.options().layers - 1;
   std::vector<Record> points;
   for (int64_t block : {int64_t(0), last}) {
-    nn::Module& ln = module_at(model, cat("transformer.h.", block, ".ln_1"));
+    nn::Module& ln = submodule(model, cat("transformer.h.", block, ".ln_1"));
     std::vector<float> input, output;  // (T, C) of the word's positions, row-major
     int64_t width = 0;
     RemovableHandle hook = ln.register_forward_hook([&](nn::Module&, const Tensor& x, const Tensor& y) {
@@ -58,12 +40,11 @@ std::vector<Record> layer_norm_points(const Context& c, charlm::CharTransformer&
       const int64_t positions = int64_t(input.size()) / width;
       for (int64_t t = 0; t < positions; ++t)
         for (int64_t ch = 0; ch < kFigureChannels; ++ch)
-          points.push_back(Record()
-                               .set("kind", "point")
-                               .set("block", double(block))
-                               .set("channel", double(ch))
-                               .set("x", double(input[size_t(t * width + ch)]))
-                               .set("y", double(output[size_t(t * width + ch)])));
+          points.push_back({{"kind", "point"},
+                            {"block", double(block)},
+                            {"channel", double(ch)},
+                            {"x", double(input[size_t(t * width + ch)])},
+                            {"y", double(output[size_t(t * width + ch)])}});
     }
     hook.remove();
   }
@@ -121,18 +102,12 @@ class DytCharlm : public Experiment {
         margin_rule(cat(kLossFloor, " nats")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (NormKind norm : {NormKind::Layer, NormKind::DyT})
-      for (uint64_t seed : c.settings.seeds) {
-        charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-        o.model.norm = norm;
-        o.seed = seed;
-        Job job = charlm_job(c, o, Record().set("kind", "run"));
-        if (norm == NormKind::Layer && seed == c.settings.seeds.front())
-          job.run = [&c, o] { return run_with_points(c, o); };
-        jobs.push_back(job);
-      }
-    return jobs;
+    return charlm_jobs(c, charlm_training(c.settings, steps(c.settings), steps(c.settings)),
+                       {NormKind::Layer, NormKind::DyT}, [&c](const charlm::RunOptions& o) {
+                         if (o.model.norm == NormKind::Layer && o.seed == c.settings.seeds.front())
+                           return run_with_points(c, o);
+                         return std::vector<Record>{charlm_record(c, o, Record().set("kind", "run"))};
+                       });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto runs = where(records, {{"kind", "run"}});

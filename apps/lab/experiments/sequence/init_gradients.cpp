@@ -65,15 +65,14 @@ std::vector<Record> block_gradients(const Context& c, Regime r, Position positio
   const std::vector<double> w2 = weight_gradient_norms(*model, kW2), qkv = weight_gradient_norms(*model, kQKV);
   std::vector<Record> records;
   for (size_t i = 0; i < w2.size(); ++i)
-    records.push_back(Record()
-                          .set("init", charlm::short_name(r.init))
-                          .set("width", double(r.width))
-                          .set("position", charlm::short_name(position))
-                          .set("depth", double(depth))
-                          .set("seed", double(seed))
-                          .set("layer", double(i + 1))
-                          .set("w2_grad", w2[i])
-                          .set("qkv_grad", qkv[i]));
+    records.push_back({{"init", charlm::short_name(r.init)},
+                       {"width", double(r.width)},
+                       {"position", charlm::short_name(position)},
+                       {"depth", double(depth)},
+                       {"seed", double(seed)},
+                       {"layer", double(i + 1)},
+                       {"w2_grad", w2[i]},
+                       {"qkv_grad", qkv[i]}});
   return records;
 }
 

@@ -79,11 +79,7 @@ LeakMoves measure_leak(const charlm::WordSplit& words, NormKind norm, bool train
 namespace {
 
 Record leak_record(const std::string& part, NormKind norm, bool train_mode, uint64_t seed) {
-  return Record()
-      .set("part", part)
-      .set("norm", charlm::short_name(norm))
-      .set("mode", mode_name(train_mode))
-      .set("seed", double(seed));
+  return {{"part", part}, {"norm", charlm::short_name(norm)}, {"mode", mode_name(train_mode)}, {"seed", double(seed)}};
 }
 
 Record exact_probe(const Context& c, const Probe& p, uint64_t seed) {
@@ -98,14 +94,10 @@ Record exact_probe(const Context& c, const Probe& p, uint64_t seed) {
 }
 
 /// After a short training run, the loss of the same training batches as training reports it
-/// (train mode) and in eval mode: the eval-mode pass first, as a train-mode pass moves the
-/// running statistics.
-Record gap_probe(const Context& c, NormKind norm, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(c.settings, kGapSteps, kQuickSteps);
-  o.model.norm = norm;
-  o.seed = seed;
+/// (train mode) and in eval mode.
+Record gap_probe(const Context& c, const charlm::RunOptions& o) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  Record r = leak_record("gap", norm, true, seed).set("later_token", nan).set("batch_mate", nan);
+  Record r = leak_record("gap", o.model.norm, true, o.seed).set("later_token", nan).set("batch_mate", nan);
   charlm::RunResult run;
   try {
     run = charlm::train_run(with_validation_words(c.words, kUnusedValidation), o);
@@ -113,17 +105,8 @@ Record gap_probe(const Context& c, NormKind norm, uint64_t seed) {
     return r.set("status", "failed").set("train_mode_loss", nan).set("eval_mode_loss", nan);
   }
   if (!run.ok()) return r.set("status", "diverged").set("train_mode_loss", nan).set("eval_mode_loss", nan);
-  std::vector<charlm::Batch> batches;
-  for (int64_t k = 0; k < kGapBatches; ++k) batches.push_back(training_words(c.words, kBatch, 1000 * seed + 7 + k));
-  NoGradGuard no_grad;
-  auto mean_loss = [&](bool train_mode) {
-    run.model->train(train_mode);
-    double sum = 0.0;
-    for (const charlm::Batch& b : batches) sum += words_loss(*run.model, b).item();
-    return sum / double(batches.size());
-  };
-  const double eval_loss = mean_loss(false);
-  return r.set("status", "ok").set("train_mode_loss", mean_loss(true)).set("eval_mode_loss", eval_loss);
+  const ModeLosses losses = mode_losses(*run.model, c.words, kBatch, kGapBatches, o.seed);
+  return r.set("status", "ok").set("train_mode_loss", losses.train_mode).set("eval_mode_loss", losses.eval_mode);
 }
 
 std::vector<Record> of_probe(const std::vector<Record>& records, const std::string& part, NormKind norm,
@@ -177,23 +160,17 @@ class Leak : public Experiment {
     std::vector<Job> jobs;
     for (const Probe& p : probes())
       append(jobs, seed_jobs(c.settings.seeds, 3000.0, [&c, p](uint64_t seed) { return exact_probe(c, p, seed); }));
-    for (NormKind norm : batch_norms()) {
-      charlm::RunOptions o = charlm_training(c.settings, kGapSteps, kQuickSteps);
-      o.model.norm = norm;
-      append(jobs, seed_jobs(c.settings.seeds, charlm_job(c, o).cost,
-                             [&c, norm](uint64_t seed) { return gap_probe(c, norm, seed); }));
-    }
+    append(jobs, charlm_jobs(c, charlm_training(c.settings, kGapSteps, kQuickSteps), batch_norms(),
+                             [&c](const charlm::RunOptions& o) { return gap_probe(c, o); }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
-    auto largest = [&](NormKind norm, const std::string& figure) {
-      const lesson::Spread s = spread(of_probe(records, "exact", norm, true), figure);
-      return s.count ? s.max : std::numeric_limits<double>::quiet_NaN();
+    // A figure's spread over a norm's train-mode probes: NaN for no probes (spread_of).
+    auto moves = [&](NormKind norm, const std::string& figure) {
+      return spread(of_probe(records, "exact", norm, true), figure);
     };
-    auto smallest = [&](NormKind norm, const std::string& figure) {
-      const lesson::Spread s = spread(of_probe(records, "exact", norm, true), figure);
-      return s.count ? s.min : std::numeric_limits<double>::quiet_NaN();
-    };
+    auto largest = [&](NormKind norm, const std::string& figure) { return moves(norm, figure).max; };
+    auto smallest = [&](NormKind norm, const std::string& figure) { return moves(norm, figure).min; };
     bool still = true, mates = true, later = true;
     for (NormKind norm : {NormKind::Layer, NormKind::RMS})
       still = still && largest(norm, "later_token") == 0.0 && largest(norm, "batch_mate") == 0.0;
@@ -223,29 +200,27 @@ class Leak : public Experiment {
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> bars;
-    double i = 0.0;
+    std::vector<std::string> labels;
     for (const Probe& p : probes()) {
       const auto mine = of_probe(records, "exact", p.norm, p.train_mode);
       const lesson::Spread later = spread(mine, "later_token"), mate = spread(mine, "batch_mate");
-      std::string gap = "";
+      std::string gap = "-";
       if (p.train_mode && p.norm != NormKind::Layer && p.norm != NormKind::RMS) {
         const auto trained = of_probe(records, "gap", p.norm, true);
         gap = cat(mean_range(spread(trained, "train_mode_loss")), " / ", mean_range(spread(trained, "eval_mode_loss")));
       }
-      rows.push_back({probe_title(p), sci(later.max), sci(mate.max), later.max == 0.0 && mate.max == 0.0 ? "yes" : "no",
-                      gap.empty() ? "-" : gap});
-      bars.push_back({i++, std::max(later.max, 1e-12), std::max(mate.max, 1e-12)});
+      rows.push_back(
+          {probe_title(p), sci(later.max), sci(mate.max), later.max == 0.0 && mate.max == 0.0 ? "yes" : "no", gap});
+      bars.push_back({double(bars.size()), std::max(later.max, 1e-12), std::max(mate.max, 1e-12)});
+      labels.push_back(probe_title(p));
     }
     const std::string table =
         "Largest move of an earlier logit over seeds, and after training the loss on the same training batches as "
         "training reports it (train mode) and in eval mode (mean [min, max] over seeds):\n\n" +
         markdown_table({"norm (mode)", "later token", "batch mate", "zero bit for bit", "train-mode / eval-mode loss"},
                        rows);
-    std::vector<std::string> labels;
-    for (const Probe& p : probes()) labels.push_back(probe_title(p));
-    std::string script = plot_header("leak.png", 900, 480);
-    script += datablock("moves", bars);
-    script +=
+    const std::string script =
+        plot_header("leak.png", 900, 480) + datablock("moves", bars) +
         cat("set title \"How far earlier logits move when a later token or a batch mate changes (1e-12 = not at "
             "all)\"\nset logscale y\nset yrange [1e-13:100]\nset style fill solid 0.7\nset boxwidth 0.35\n"
             "set ylabel 'largest move of a logit'\nset key top right\nset xtics (",

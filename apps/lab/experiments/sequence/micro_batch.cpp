@@ -5,9 +5,8 @@
 
 #include "charlm_runs.hpp"
 #include "experiments/experiments.hpp"
-#include "minidl/autograd/grad_mode.hpp"
+#include "grid.hpp"
 #include "probes.hpp"
-#include "tools.hpp"
 
 namespace minidl::lab {
 
@@ -25,39 +24,17 @@ constexpr size_t kQuickValidation = 250;
 
 std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::Batch, NormKind::BatchMasked}; }
 
-charlm::RunOptions micro_training(const Settings& s, NormKind norm, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(s, kSteps, kQuickSteps);
-  o.batch_size = kBatch;
-  o.model.norm = norm;
-  o.seed = seed;
-  return o;
-}
-
 /// The trained run's record with, on kGapBatches fresh training batches, the mean loss in
-/// train mode (as training reports it) and in eval mode (the eval pass first: a train-mode
-/// pass moves the running statistics).
-Record micro_probe(const Context& c, NormKind norm, uint64_t seed) {
+/// train mode (as training reports it) and in eval mode.
+Record micro_probe(const Context& c, const charlm::RunOptions& o) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  double train_mode = nan, eval_mode = nan;
+  ModeLosses losses{nan, nan};
   const Context small{c.settings, c.data,
                       c.settings.quick ? with_validation_words(c.words, kQuickValidation) : c.words};
-  Record r = charlm_record(small, micro_training(c.settings, norm, seed), {}, [&](charlm::RunResult& run) {
-    NoGradGuard no_grad;
-    auto mean_loss = [&](bool train) {
-      run.model->train(train);
-      double sum = 0.0;
-      for (int64_t k = 0; k < kGapBatches; ++k)
-        sum += words_loss(*run.model, training_words(c.words, kBatch, 1000 * seed + 7 + uint64_t(k))).item();
-      return sum / double(kGapBatches);
-    };
-    eval_mode = mean_loss(false);
-    train_mode = mean_loss(true);
+  Record r = charlm_record(small, o, {}, [&](charlm::RunResult& run) {
+    losses = mode_losses(*run.model, c.words, kBatch, kGapBatches, o.seed);
   });
-  return r.set("train_mode_loss", train_mode).set("eval_mode_loss", eval_mode);
-}
-
-std::vector<Record> runs_of(const std::vector<Record>& records, NormKind norm) {
-  return where(records, {{"norm", charlm::short_name(norm)}});
+  return r.set("train_mode_loss", losses.train_mode).set("eval_mode_loss", losses.eval_mode);
 }
 
 class MicroBatch : public Experiment {
@@ -90,19 +67,15 @@ class MicroBatch : public Experiment {
         margin_rule(cat(kLossFloorNats, " of loss")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (NormKind norm : norms())
-      for (uint64_t seed : c.settings.seeds)
-        jobs.push_back({charlm_job(c, micro_training(c.settings, norm, seed)).cost,
-                        [&c, norm, seed] { return std::vector<Record>{micro_probe(c, norm, seed)}; }});
-    return jobs;
+    charlm::RunOptions o = charlm_training(c.settings, kSteps, kQuickSteps);
+    o.batch_size = kBatch;
+    return charlm_jobs(c, o, norms(), [&c](const charlm::RunOptions& run) { return micro_probe(c, run); });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     std::vector<Truth> gaps, costs;
     std::string gap_text, cost_text;
-    const double failed = std::log(double(charlm::kVocabSize));
     for (NormKind norm : {NormKind::Batch, NormKind::BatchMasked}) {
-      const auto mine = runs_of(records, norm);
+      const auto mine = of_norm(records, norm);
       std::vector<double> differences;
       for (const Record& r : mine) {
         const double d = r.num("eval_mode_loss") - r.num("train_mode_loss");
@@ -110,7 +83,7 @@ class MicroBatch : public Experiment {
       }
       const Comparison g = compare_to_threshold(differences, kGap, kLossFloorNats);
       const Comparison cost = compare_to_threshold(
-          paired_differences(mine, runs_of(records, NormKind::Layer), "val_loss", failed), 0.0, kLossFloorNats);
+          paired_differences(mine, of_norm(records, NormKind::Layer), "val_loss", kUniformLoss), 0.0, kLossFloorNats);
       gaps.push_back(above(g));
       costs.push_back(above(cost));
       gap_text += cat(gap_text.empty() ? "" : ", ", charlm::short_name(norm), " ", comparison_text(g));
@@ -127,14 +100,13 @@ class MicroBatch : public Experiment {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<double>> points;
     std::vector<std::string> labels;
-    double i = 0.0;
     for (NormKind norm : norms()) {
-      const auto mine = runs_of(records, norm);
+      const auto mine = of_norm(records, norm);
       const lesson::Spread train = spread(mine, "train_mode_loss"), eval = spread(mine, "eval_mode_loss"),
                            val = spread(mine, "val_loss");
       rows.push_back({charlm::short_name(norm), mean_range(train), mean_range(eval), mean_range(val)});
-      points.push_back(
-          {i++, train.mean, train.min, train.max, eval.mean, eval.min, eval.max, val.mean, val.min, val.max});
+      points.push_back({double(points.size()), train.mean, train.min, train.max, eval.mean, eval.min, eval.max,
+                        val.mean, val.min, val.max});
       labels.push_back(charlm::short_name(norm));
     }
     const std::string table = cat(

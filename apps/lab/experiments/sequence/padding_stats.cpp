@@ -7,6 +7,7 @@
 
 #include "charlm_runs.hpp"
 #include "experiments/experiments.hpp"
+#include "grid.hpp"
 
 namespace minidl::lab {
 
@@ -20,22 +21,19 @@ constexpr double kLossFloor = 0.02;       // nats
 constexpr double kDeviationFloor = 0.02;  // of the running standard deviation
 constexpr double kVisible = 1e-2;         // a logit moved this much: padding changed the output
 constexpr double kRounding = 1e-4;        // below this: float rounding of differently shaped products
-const double kUniformLoss = std::log(27.0);
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
 /// The first steps left out of the per-step means: the running statistics start at 0 and 1
 /// and forget them at momentum 0.1 within about 20 steps.
 int64_t burn_in(const Settings& s) { return s.quick ? 2 : 50; }
-const std::vector<NormKind>& norms() {
-  static const std::vector<NormKind> list{NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::RMS};
-  return list;
-}
-const std::vector<std::string>& orders() {
-  static const std::vector<std::string> list{"random", "sorted"};
-  return list;
-}
-std::vector<uint64_t> seeds(const Settings& s) {
-  return {s.seeds.begin(), s.seeds.begin() + std::min<ptrdiff_t>(3, ptrdiff_t(s.seeds.size()))};
+std::vector<NormKind> norms() { return {NormKind::Batch, NormKind::BatchMasked, NormKind::Layer, NormKind::RMS}; }
+std::vector<std::string> orders() { return {"random", "sorted"}; }
+/// charlm's training, small: kWidth channels, kLayers blocks, steps(s) steps.
+charlm::RunOptions small_training(const Settings& s) {
+  charlm::RunOptions o = charlm_training(s, steps(s), steps(s));
+  o.model.width = kWidth;
+  o.model.layers = kLayers;
+  return o;
 }
 bool has_batch_statistics(NormKind norm) { return norm == NormKind::Batch || norm == NormKind::BatchMasked; }
 
@@ -141,9 +139,7 @@ nn::Module& submodule(nn::Module& root, const std::string& dotted_name) {
 }
 
 Record measure_padding_stats(const Context& c, NormKind norm, const std::string& order, uint64_t seed) {
-  charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-  o.model.width = kWidth;
-  o.model.layers = kLayers;
+  charlm::RunOptions o = small_training(c.settings);
   o.model.norm = norm;
   Generator init(seed);
   charlm::CharTransformer model(o.model, init);
@@ -244,21 +240,15 @@ class PaddingStats : public Experiment {
                margin_rule(cat(kLossFloor, " nats of loss and ", kDeviationFloor, " running std of deviation")),
                " Part (a) compares without a margin: rounding and a visible effect are orders of magnitude apart.");
   }
-  std::vector<uint64_t> seeds_used(const Settings& s) const override { return seeds(s); }
+  std::vector<uint64_t> seeds_used(const Settings& s) const override { return first_seeds(s, 3); }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> jobs;
+    const double cost = charlm_job(c, small_training(c.settings)).cost;
     for (NormKind norm : norms())
       for (const std::string& order : orders())
-        for (uint64_t seed : seeds(c.settings)) {
-          charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-          o.model.width = kWidth;
-          o.model.layers = kLayers;
-          Job job = charlm_job(c, o);
-          job.run = [&c, norm, order, seed] {
-            return std::vector<Record>{measure_padding_stats(c, norm, order, seed)};
-          };
-          jobs.push_back(job);
-        }
+        append(jobs, seed_jobs(seeds_used(c.settings), cost, [&c, norm, order](uint64_t seed) {
+                 return measure_padding_stats(c, norm, order, seed);
+               }));
     return jobs;
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
@@ -274,16 +264,17 @@ class PaddingStats : public Experiment {
     const Comparison dev =
         compare_to_threshold(paired_differences(batch, masked, "running_mean_dev", 0.0), 0.0, kDeviationFloor);
     const Truth worse = above(loss), farther = above(dev);
-    return {verdict_of({truth_of(exact), worse, farther}),
-            cat("(a) padding moves real tokens' logits: batch ", fixed(largest(records, NormKind::Batch), 4),
-                " at least ", fixed(smallest(records, NormKind::Batch), 4), "; batch-masked, layer, rms at most ",
-                sci(std::max({largest(records, NormKind::BatchMasked), largest(records, NormKind::Layer),
-                              largest(records, NormKind::RMS)})),
-                " (", exact ? "as claimed" : "not as claimed",
-                "); (b) random batches, batch's validation loss minus batch-masked's: ", comparison_text(loss, 4),
-                " nats (", truth_text(worse, "worse", "not worse"),
-                "); (c) batch's batch-to-running mean deviation minus batch-masked's: ", comparison_text(dev),
-                " running std (", truth_text(farther, "farther", "not farther"), ").")};
+    return {
+        verdict_of({truth_of(exact), worse, farther}),
+        cat("(a) padding moves real tokens' logits: batch ", fixed(sensitivity(records, NormKind::Batch).max, 4),
+            " at least ", fixed(sensitivity(records, NormKind::Batch).min, 4), "; batch-masked, layer, rms at most ",
+            sci(std::max({sensitivity(records, NormKind::BatchMasked).max, sensitivity(records, NormKind::Layer).max,
+                          sensitivity(records, NormKind::RMS).max})),
+            " (", exact ? "as claimed" : "not as claimed",
+            "); (b) random batches, batch's validation loss minus batch-masked's: ", comparison_text(loss, 4),
+            " nats (", truth_text(worse, "worse", "not worse"),
+            "); (c) batch's batch-to-running mean deviation minus batch-masked's: ", comparison_text(dev),
+            " running std (", truth_text(farther, "farther", "not farther"), ").")};
   }
   Description describe(const std::vector<Record>& records, const Settings& s) const override {
     std::vector<std::vector<std::string>> rows;
@@ -319,11 +310,9 @@ class PaddingStats : public Experiment {
   }
 
  private:
-  static double largest(const std::vector<Record>& records, NormKind norm) {
-    return spread(where(records, {{"norm", charlm::short_name(norm)}}), "padding_sensitivity").max;
-  }
-  static double smallest(const std::vector<Record>& records, NormKind norm) {
-    return spread(where(records, {{"norm", charlm::short_name(norm)}}), "padding_sensitivity").min;
+  /// How far padding moved a real token's logit, over the norm's runs.
+  static lesson::Spread sensitivity(const std::vector<Record>& records, NormKind norm) {
+    return spread(of_norm(records, norm), "padding_sensitivity");
   }
   /// Left: the BatchNorms' batch-to-running deviation against the padding share (sorted and
   /// random batches). Right: the validation loss per norm and batch order.
@@ -355,13 +344,12 @@ class PaddingStats : public Experiment {
         bars.push_back({double(bars.size()), loss.mean, loss.min, loss.max});
         labels.push_back(charlm::short_name(norm) + ", " + order);
       }
-    script += datablock("loss", bars);
-    script +=
-        cat("set title 'validation loss, eval mode'\nset xlabel ''\nset ylabel 'nats'\nset autoscale\n"
-            "set xrange [-0.6:",
-            double(bars.size()) - 0.4, "]\nset xtics (", xtics(labels),
-            ") rotate by -30\nunset key\nplot $loss using 1:2:3:4 with yerrorbars lw 2 pt 7 lc rgb '#4477aa'\n");
-    return script + "unset multiplot\n";
+    return script + datablock("loss", bars) +
+           cat("set title 'validation loss, eval mode'\nset xlabel ''\nset ylabel 'nats'\nset autoscale\n"
+               "set xrange [-0.6:",
+               double(bars.size()) - 0.4, "]\nset xtics (", xtics(labels),
+               ") rotate by -30\nunset key\nplot $loss using 1:2:3:4 with yerrorbars lw 2 pt 7 lc rgb '#4477aa'\n"
+               "unset multiplot\n");
   }
 };
 

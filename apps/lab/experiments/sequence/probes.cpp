@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "minidl/autograd/grad_mode.hpp"
 #include "minidl/tensor/error.hpp"
 
 namespace minidl::lab {
@@ -33,6 +34,21 @@ charlm::WordSplit with_validation_words(const charlm::WordSplit& words, size_t c
 Tensor words_loss(charlm::CharTransformer& model, const charlm::Batch& batch) {
   const Tensor logits = model.forward(batch.x, batch.mask);  // (B, T, V)
   return cross_entropy(logits.reshape({-1, charlm::kVocabSize}), batch.y, {.ignore_index = -1});
+}
+
+ModeLosses mode_losses(charlm::CharTransformer& model, const charlm::WordSplit& words, int64_t size, int64_t count,
+                       uint64_t seed) {
+  std::vector<charlm::Batch> batches;
+  for (int64_t k = 0; k < count; ++k) batches.push_back(training_words(words, size, 1000 * seed + 7 + uint64_t(k)));
+  NoGradGuard no_grad;
+  auto mean_loss = [&](bool train_mode) {
+    model.train(train_mode);
+    double sum = 0.0;
+    for (const charlm::Batch& b : batches) sum += words_loss(model, b).item();
+    return sum / double(batches.size());
+  };
+  const double eval_mode = mean_loss(false);
+  return {.train_mode = mean_loss(true), .eval_mode = eval_mode};
 }
 
 double max_abs_difference(const Tensor& a, const Tensor& b) {

@@ -29,6 +29,15 @@ charlm::WordSplit with_validation_words(const charlm::WordSplit& words, size_t c
 /// model's mode decides its norms' statistics).
 Tensor words_loss(charlm::CharTransformer& model, const charlm::Batch& batch);
 
+/// The mean loss on `count` fresh training batches of `size` words (batch k drawn from
+/// 1000 seed + 7 + k) in train mode, as training reports it, and in eval mode: the eval pass
+/// first, as a train-mode pass moves BatchNorm's running statistics. Leaves the model in train mode.
+struct ModeLosses {
+  double train_mode = 0.0, eval_mode = 0.0;
+};
+ModeLosses mode_losses(charlm::CharTransformer& model, const charlm::WordSplit& words, int64_t size, int64_t count,
+                       uint64_t seed);
+
 /// max |a - b| over all elements (NaN where either holds a NaN); throws naming both shapes when they differ.
 double max_abs_difference(const Tensor& a, const Tensor& b);
 

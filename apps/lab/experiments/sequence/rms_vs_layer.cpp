@@ -15,15 +15,11 @@ using charlm::NormKind;
 constexpr double kLossTolerance = 0.03;  // nats: "as well" means at most this much worse
 constexpr double kLossFloor = 0.01;      // nats: the margin's floor
 constexpr double kRatioFloor = 0.05;     // of the time ratio: the margin's floor
-const double kUniformLoss = std::log(27.0);
-constexpr int kTimingPairs = 101;  // cheap (about 0.1 s in all): the same with --quick
+constexpr int kTimingPairs = 101;        // cheap (about 0.1 s in all): the same with --quick
 constexpr int kTimingRepeats = 20;
 
 int64_t steps(const Settings& s) { return s.quick ? 12 : 600; }
-const std::vector<NormKind>& norms() {
-  static const std::vector<NormKind> list{NormKind::Layer, NormKind::RMS};
-  return list;
-}
+std::vector<NormKind> norms() { return {NormKind::Layer, NormKind::RMS}; }
 
 // CPU time of the calling thread: unlike the wall clock, it does not count the time other
 // work (the lab's other jobs, other tests) holds the core, so the ratio keeps its value under load.
@@ -116,17 +112,8 @@ class RmsVsLayer : public Experiment {
                margin_rule(cat(kLossFloor, " nats of loss and ", kRatioFloor, " of the ratio")));
   }
   std::vector<Job> plan(const Context& c) const override {
-    std::vector<Job> jobs;
-    for (NormKind norm : norms())
-      for (uint64_t seed : c.settings.seeds) {
-        charlm::RunOptions o = charlm_training(c.settings, steps(c.settings), steps(c.settings));
-        o.model.norm = norm;
-        o.seed = seed;
-        Job job = charlm_job(c, o);
-        job.run = [&c, o] { return std::vector<Record>{run_with_cost(c, o)}; };
-        jobs.push_back(job);
-      }
-    return jobs;
+    return charlm_jobs(c, charlm_training(c.settings, steps(c.settings), steps(c.settings)), norms(),
+                       [&c](const charlm::RunOptions& o) { return run_with_cost(c, o); });
   }
   Decision decide(const std::vector<Record>& records, const Settings&) const override {
     const auto layer = where(records, {{"norm", "layer"}}), rms = where(records, {{"norm", "rms"}});
@@ -187,13 +174,13 @@ class RmsVsLayer : public Experiment {
             double(*std::max_element(s.seeds.begin(), s.seeds.end())) + 0.5, "]\nset key top right\n", plots, "\n");
     std::vector<std::vector<double>> ratios;
     for (size_t i = 0; i < records.size(); ++i) ratios.push_back({double(i), records[i].num("rms_over_layer")});
-    script += datablock("ratio", ratios);
-    script +=
-        cat("set title 'norm layer fwd+bwd time, RMSNorm / LayerNorm (median of pairs)'\nset xlabel 'run'\n"
-            "set ylabel 'ratio'\nset xrange [-0.5:",
-            double(records.size()) - 0.5, "]\nset yrange [0:*]\nunset key\n");
-    script += "plot $ratio using 1:2 with points pt 7 ps 1.5 lc rgb '#7570b3', 1 with lines lc 'black' dt 2\n";
-    return script + "unset multiplot\n";
+    return script + datablock("ratio", ratios) +
+           cat("set title 'norm layer fwd+bwd time, RMSNorm / LayerNorm (median of pairs)'\nset xlabel 'run'\n"
+               "set ylabel 'ratio'\nset xrange [-0.5:",
+               double(records.size()) - 0.5,
+               "]\nset yrange [0:*]\nunset key\n"
+               "plot $ratio using 1:2 with points pt 7 ps 1.5 lc rgb '#7570b3', 1 with lines lc 'black' dt 2\n"
+               "unset multiplot\n");
   }
 };
 

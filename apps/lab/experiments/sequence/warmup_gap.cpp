@@ -52,7 +52,7 @@ class WarmupGap : public Experiment {
         margin_rule(cat(kLossFloor, " nats")));
   }
   std::vector<uint64_t> seeds_used(const Settings& s) const override {
-    return fresh_seeds(s, kSeedOffset, s.seeds.size());
+    return first_seeds(s, s.seeds.size(), kSeedOffset);
   }
   std::vector<Job> plan(const Context& c) const override {
     return jobs(c, cell(c.settings), seeds_used(c.settings), true);

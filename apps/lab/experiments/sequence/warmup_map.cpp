@@ -84,7 +84,7 @@ class WarmupMap : public Experiment {
         margin_rule(cat(kLossFloor, " nats")));
   }
   /// At most three seeds: the grid is large, and the whole lab keeps to its budget.
-  std::vector<uint64_t> seeds_used(const Settings& s) const override { return fresh_seeds(s, kSeedOffset, 3); }
+  std::vector<uint64_t> seeds_used(const Settings& s) const override { return first_seeds(s, 3, kSeedOffset); }
   std::vector<Job> plan(const Context& c) const override {
     std::vector<Job> all;
     for (const Cell& cell : cells(c.settings)) append(all, jobs(c, cell, seeds_used(c.settings), false));

@@ -4,9 +4,6 @@
 #include <cmath>
 #include <optional>
 
-#include "charlm_runs.hpp"
-#include "tools.hpp"
-
 namespace minidl::lab::warmup {
 
 using charlm::Position;
@@ -21,12 +18,11 @@ int64_t window(const Settings& s) { return s.quick ? 2 : 10; }  // steps per poi
 
 /// One run's record with the cell's keys, and its training curve under the arm's name when `curves`.
 Job arm_job(const Context& c, const charlm::RunOptions& o, const Arm& a, bool curves) {
-  const Record keys = Record()
-                          .set("arm", a.id)
-                          .set("width", double(o.model.width))
-                          .set("layers", double(o.model.layers))
-                          .set("lr", o.lr)
-                          .set("warmup", double(o.trainer.warmup));
+  const Record keys{{"arm", a.id},
+                    {"width", double(o.model.width)},
+                    {"layers", double(o.model.layers)},
+                    {"lr", o.lr},
+                    {"warmup", double(o.trainer.warmup)}};
   return {charlm_job(c, o).cost, [&c, o, keys, a, curves] {
             std::optional<apps::RunLog> log;
             Record r = charlm_record(c, o, keys, [&](charlm::RunResult& run) {
@@ -68,12 +64,6 @@ std::string training_text(const Settings& s) {
              "eval mode at the end of each run (a run whose loss turned NaN or infinite diverged and counts as "
              "guessing, ln 27 = ",
              fixed(kUniformLoss), " nats)");
-}
-
-std::vector<uint64_t> fresh_seeds(const Settings& s, uint64_t offset, size_t at_most) {
-  std::vector<uint64_t> seeds;
-  for (size_t k = 0; k < std::min(at_most, s.seeds.size()); ++k) seeds.push_back(s.seeds[k] + offset);
-  return seeds;
 }
 
 std::vector<Job> jobs(const Context& c, const Cell& cell, const std::vector<uint64_t>& seeds, bool curves) {

@@ -2,13 +2,11 @@
 // What warmup_map and warmup_gap share: charlm trained in three arms (post-LN without and with a
 // learning-rate warmup, pre-LN without one) at a cell (width, depth, lr) for 300 steps, and the
 // paired differences of their final validation losses.
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "lab.hpp"
-#include "training/charlm_train.hpp"
+#include "charlm_runs.hpp"
 
 namespace minidl::lab::warmup {
 
@@ -20,8 +18,7 @@ struct Arm {
 };
 /// Post-LN without a warmup, post-LN with one, pre-LN without one.
 extern const Arm kArms[3];
-extern const char* const kColours[3];        // one per arm in the pictures
-const double kUniformLoss = std::log(27.0);  // ln 27, guessing: a run that diverged or did not finish
+extern const char* const kColours[3];  // one per arm in the pictures
 /// The warmup's gain that counts, in nats: a quarter of the way from trained (~2.2) to the letters' 2.94.
 constexpr double kWarmupMatters = 0.2;
 
@@ -47,9 +44,6 @@ double final_loss(const Record& r);
 std::vector<double> against_warm(const std::vector<Record>& arm_runs, const std::vector<Record>& warm_runs);
 /// The arms' training, for the set-up's text.
 std::string training_text(const Settings& s);
-/// The first `at_most` of the settings' seeds, each as seed + offset: fresh seeds for a rule
-/// written after runs on the plain ones.
-std::vector<uint64_t> fresh_seeds(const Settings& s, uint64_t offset, size_t at_most);
 /// A job per arm and seed in the cell; each record carries the cell's keys, and its training
 /// curve when `curves`.
 std::vector<Job> jobs(const Context& c, const Cell& cell, const std::vector<uint64_t>& seeds, bool curves);
