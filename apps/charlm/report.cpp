@@ -90,4 +90,13 @@ std::string summary_json(const Settings& s, const std::vector<RunResult>& result
   return apps::summary_json(s, settings, stop_signal, {{"runs", runs}});
 }
 
+std::vector<apps::RunLog> run_logs(const Settings& s, const std::vector<RunResult>& results, int64_t train_words) {
+  std::vector<apps::RunLog> logs;
+  for (const RunResult& r : results) {
+    apps::RunLog& log = logs.emplace_back(run_log(s.run, r, train_words));
+    if (!r.stats.rows.empty()) log.stats = &r.stats;
+  }
+  return logs;
+}
+
 }  // namespace minidl::charlm

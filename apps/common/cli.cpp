@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 
 #include "runs/seeds.hpp"
 
@@ -32,6 +33,22 @@ double parse_real(const std::string& option, const std::string& text) {
   return value;
 }
 
+cxxopts::Options declare_options(const std::string& program, const std::string& description,
+                                 std::span<const OptionSpec> specs) {
+  cxxopts::Options options(program, description);
+  options.set_width(100);
+  for (const OptionSpec& d : specs) {
+    if (!d.value_name) {
+      options.add_options(d.group)(d.name, d.help);
+      continue;
+    }
+    auto value = cxxopts::value<std::string>();
+    if (d.default_value) value->default_value(d.default_value);
+    options.add_options(d.group)(d.name, d.help, value, d.value_name);
+  }
+  return options;
+}
+
 CommandLine::CommandLine(cxxopts::Options& options, int argc, char** argv) : args_(options.parse(argc, argv)) {
   if (given("help")) return;
   if (!args_.unmatched().empty()) throw UsageError(cat("unexpected argument \"", args_.unmatched()[0], "\""));
@@ -54,6 +71,11 @@ double CommandLine::positive(const char* name) const {
   if (!(value > 0.0 && std::isfinite(value)))
     throw UsageError(cat("--", name, " must be a positive number, got ", text(name)));
   return value;
+}
+
+bool CommandLine::print_help(const cxxopts::Options& options) const {
+  if (given("help")) std::cout << options.help() << "\n";
+  return given("help");
 }
 
 void SharedSettings::keep_quiet() {

@@ -6,6 +6,9 @@
 #include <iostream>
 
 #include "interrupt.hpp"
+#include "minidl/io/atomic_file.hpp"
+#include "report_page.hpp"
+#include "tensorboard_logs.hpp"
 #if MINIDL_WITH_MPI
 #include "minidl/distributed/collectives.hpp"
 #include "minidl/distributed/environment.hpp"
@@ -85,6 +88,12 @@ std::string summary_json(const SharedSettings& s, const nlohmann::ordered_json& 
   for (const auto& [key, table] : tables.items()) summary[key] = table;
   if (s.distributed) summary["distributed"] = distributed_json(s);
   return summary.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+void write_comparisons(const SharedSettings& s, const std::vector<RunLog>& logs, const std::string& summary_json,
+                       const std::string& title, const std::string& results_table) {
+  if (!s.tensorboard.empty()) write_tensorboard(s.tensorboard, logs, settings_markdown(summary_json));
+  if (!s.report.empty()) io::write_file_atomically(s.report, report_page(title, logs, results_table));
 }
 
 }  // namespace minidl::apps
