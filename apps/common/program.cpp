@@ -18,26 +18,24 @@ namespace minidl::apps {
 
 int guarded_main(const std::string& program, const std::function<int()>& run,
                  const std::function<std::string()>& out_of_memory) {
+  const auto fail = [&](const std::string& what, int code) {
+    std::cerr << program << ": " << what << std::endl;
+    return code;
+  };
   try {
     return run();
   } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.what() << std::endl;
-    return 2;
+    return fail(e.what(), 2);
   } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << program << ": " << e.what() << " (see " << program << " --help)" << std::endl;
-    return 2;
+    return fail(cat(e.what(), " (see ", program, " --help)"), 2);
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << program << ": " << e.what() << std::endl;
-    return 2;
+    return fail(e.what(), 2);
   } catch (const ResourceError& e) {
-    std::cerr << program << ": " << e.what() << std::endl;
-    return 1;
+    return fail(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    std::cerr << program << ": " << out_of_memory() << std::endl;
-    return 1;
+    return fail(out_of_memory(), 1);
   } catch (const std::exception& e) {
-    std::cerr << program << ": error: " << e.what() << std::endl;
-    return 1;
+    return fail(cat("error: ", e.what()), 1);
   }
 }
 

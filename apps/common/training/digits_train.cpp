@@ -26,13 +26,6 @@ constexpr uint64_t kDropoutStreamSalt = 0x9E3779B97F4A7C15ULL;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// A float's 9 significant digits: exact, so the file reads back the same bits.
-std::string exact(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", value);
-  return text;
-}
-
 // "nan", "inf", "-inf" (printf and iostreams may write "-nan").
 std::string non_finite_text(float value) {
   if (std::isnan(value)) return "nan";
@@ -132,6 +125,12 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
   int64_t correct = 0;
   for (int64_t i = 0; i < predicted.numel(); ++i) correct += predicted.data()[i] == targets.data()[i];
   return {loss, float(double(correct) / double(targets.numel()))};
+}
+
+std::string exact_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
 }
 
 std::string figure_text(double value, int decimals) {
@@ -255,7 +254,7 @@ std::string curves_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,epoch,step,loss\n";
   for (const RunResult& r : results)
     for (const StepLoss& s : r.curve)
-      csv += cat(short_name(r.norm), ",", r.seed, ",", s.epoch, ",", s.step, ",", exact(s.loss), "\n");
+      csv += cat(short_name(r.norm), ",", r.seed, ",", s.epoch, ",", s.step, ",", exact_text(s.loss), "\n");
   return csv;
 }
 
@@ -263,8 +262,8 @@ std::string validation_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,epoch,step,val_loss,val_accuracy\n";
   for (const RunResult& r : results)
     for (const EpochValidation& v : r.validation)
-      csv += cat(short_name(r.norm), ",", r.seed, ",", v.epoch, ",", v.step, ",", exact(v.loss), ",", exact(v.accuracy),
-                 "\n");
+      csv += cat(short_name(r.norm), ",", r.seed, ",", v.epoch, ",", v.step, ",", exact_text(v.loss), ",",
+                 exact_text(v.accuracy), "\n");
   return csv;
 }
 

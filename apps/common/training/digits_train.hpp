@@ -113,6 +113,10 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
 /// "run \"batch\" (BatchNorm1d, seed 3)": how messages name a run.
 std::string run_label(NormKind norm, uint64_t seed, Arch arch = Arch::MLP);
 
+/// A figure as the CSVs write it: 9 significant digits ("%.9g"), exact for a float, so the
+/// file reads back the same bits.
+std::string exact_text(double value);
+
 /// A figure as the results print it: fixed with `decimals` decimals below 1e6 in magnitude,
 /// exponent form beyond (a loss of 3.1e31 reads "3.100e+31", not 32 digits that run into
 /// the next column); "nan", "inf", "-inf" when not finite.
