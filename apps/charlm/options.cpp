@@ -82,9 +82,8 @@ void read_model(const apps::CommandLine& line, ModelOptions& m) {
   m.width = line.whole("width", 1, 1 << 16);
   m.heads = line.whole("heads", 1, m.width);
   if (m.width % m.heads != 0)
-    throw UsageError(cat("--heads ", m.heads, " does not divide --width ", m.width,
-                         ": each head takes width / heads "
-                         "channels"));
+    throw UsageError(
+        cat("--heads ", m.heads, " does not divide --width ", m.width, ": each head takes width / heads channels"));
   m.block_size = line.whole("block-size", 2, 1 << 16);
   m.init = parse_init(line.text("init"));
 }

@@ -143,9 +143,7 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<le
         result = lesson::train_run(data, options, progress);
       } catch (const std::exception& e) {
         if (options.parallel) throw;  // the other ranks wait for this one: end them all (run_distributed)
-        result = lesson::RunResult{};
-        result.norm = options.norm;
-        result.seed = options.seed;
+        result = lesson::RunResult{.norm = options.norm, .seed = options.seed};
         const std::string what = e.what();
         result.failure =
             what.starts_with("run \"") ? what : cat(lesson::run_label(options.norm, options.seed), ": ", what);

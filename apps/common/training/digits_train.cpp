@@ -163,10 +163,7 @@ std::string summary_line(const RunResult& result) {
 
 RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const EpochCallback& on_epoch) {
   const auto start = Clock::now();
-  RunResult result;
-  result.norm = o.norm;
-  result.arch = o.model.arch;
-  result.seed = o.seed;
+  RunResult result{.norm = o.norm, .arch = o.model.arch, .seed = o.seed};
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
   // Dropout's masks come from a stream of the run's own too, apart from the init's.
   auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
@@ -243,9 +240,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     stats->disarm();  // a step that diverged recorded its forward only
     result.stats = stats->take_log();
   }
-  if (!result.ok()) {
-    result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
-  }
+  if (!result.ok()) result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
   result.seconds = seconds_since(start);
   return result;
 }

@@ -88,20 +88,20 @@ struct RunResult {
   NormKind norm = NormKind::None;
   Arch arch = Arch::MLP;
   uint64_t seed = 0;
-  std::vector<StepLoss> curve;              // every optimizer step, in order
-  std::vector<EpochValidation> validation;  // after every completed epoch
+  std::vector<StepLoss> curve{};              // every optimizer step, in order
+  std::vector<EpochValidation> validation{};  // after every completed epoch
   /// Set when the run did not finish: its loss turned NaN or infinite (the message names run,
   /// seed, epoch and step and suggests a lower learning rate), it was refused before training
   /// (see refusal()), or it failed with an error. The figures below are then NaN.
-  std::optional<std::string> failure;
+  std::optional<std::string> failure{};
   bool interrupted = false;  // stopped by TrainOptions::stop; failure says where
   bool diverged = false;     // a loss, weight or final figure turned NaN or infinite
   float train_loss = 0.0f;   // eval mode, the whole training split
   float val_loss = 0.0f;     // eval mode, the validation split
   float val_accuracy = 0.0f;
-  double seconds = 0.0;                   // build + train + evaluate
-  std::shared_ptr<nn::Sequential> model;  // the trained model
-  diagnostics::StatsLog stats;            // the recorded steps' statistics (stats_every > 0)
+  double seconds = 0.0;                     // build + train + evaluate
+  std::shared_ptr<nn::Sequential> model{};  // the trained model
+  diagnostics::StatsLog stats{};            // the recorded steps' statistics (stats_every > 0)
 
   bool ok() const { return !failure.has_value(); }
 };
