@@ -1,6 +1,6 @@
 #include "attention_dump.hpp"
 
-#include <cstdio>
+#include "training/digits_train.hpp"
 
 namespace minidl::charlm {
 
@@ -78,7 +78,6 @@ std::vector<Tensor> attention_weights(CharTransformer& model, const std::string&
 
 std::string attention_csv(const std::vector<RunResult>& results, const std::string& word) {
   std::string csv = "run,seed,layer,head,query,key,query_token,key_token,weight\n";
-  char row[128];
   for (const RunResult& r : results) {
     if (!r.ok() || !r.model) continue;
     const std::string run = run_name(r.norm, r.position);
@@ -89,13 +88,9 @@ std::string attention_csv(const std::vector<RunResult>& results, const std::stri
       const float* weight = w.data();
       for (int64_t head = 0; head < heads; ++head)
         for (int64_t query = 0; query < t; ++query)
-          for (int64_t key = 0; key < t; ++key) {
-            std::snprintf(row, sizeof row, ",%llu,%zu,%lld,%lld,%lld,%c,%c,%.9g\n",
-                          static_cast<unsigned long long>(r.seed), layer, static_cast<long long>(head),
-                          static_cast<long long>(query), static_cast<long long>(key), token_letter(query, word),
-                          token_letter(key, word), double(*weight++));
-            csv += run + row;
-          }
+          for (int64_t key = 0; key < t; ++key)
+            csv += cat(run, ",", r.seed, ",", layer, ",", head, ",", query, ",", key, ",", token_letter(query, word),
+                       ",", token_letter(key, word), ",", lesson::exact_text(*weight++), "\n");
     }
   }
   return csv;

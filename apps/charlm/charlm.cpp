@@ -14,7 +14,6 @@
 #include "output_checks.hpp"
 #include "program.hpp"
 #include "report.hpp"
-#include "run_logs.hpp"
 #include "runs/distributed.hpp"
 #include "sample.hpp"
 #include "training/charlm_stats.hpp"
@@ -141,7 +140,10 @@ int run(Settings s) {
   write(s.stats, stats_csv(results));
   if (s.attention) write(s.attention->file, attention_csv(results, s.attention->word));
   if (!s.tensorboard.empty() || !s.report.empty())
-    failed |= !apps::write_reporting("charlm", [&] { write_comparisons(s, results, train_words); });
+    failed |= !apps::write_reporting("charlm", [&] {
+      apps::write_comparisons(s, run_logs(s, results, train_words), summary_json(s, results, 0), "charlm",
+                              results_table(s, results));
+    });
   return apps::exit_code("charlm", failed, bool(std::cout));
 }
 

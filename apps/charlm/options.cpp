@@ -2,7 +2,6 @@
 
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <iostream>
 
 #include "runs/run_stats.hpp"
 #include "runs/seeds.hpp"
@@ -13,65 +12,63 @@ namespace minidl::charlm {
 
 namespace {
 
-cxxopts::Options command_line() {
-  cxxopts::Options o("charlm",
-                     "Trains a character-level transformer (makemore's) on a word list, once per norm, position and "
-                     "seed, then writes new words.");
-  o.set_width(100);
-  using cxxopts::value;
-  o.add_options()("norm", "comma list of layer, rms, batch, batch-masked, none, dyt",
-                  value<std::string>()->default_value("layer"),
-                  "LIST")("norm-position", "comma list of pre (x + f(norm(x))) and post (norm(x + f(x)))",
-                          value<std::string>()->default_value("pre"), "LIST")(
-      "seeds", "train every norm and position once per seed: 0-4, 0,3,7", value<std::string>()->default_value("0-2"),
-      "LIST")("steps", "optimizer steps per run", value<std::string>()->default_value("1000"), "N")(
-      "batch-size", "words per batch", value<std::string>()->default_value("32"), "N")(
-      "lr", "AdamW's learning rate (betas 0.9,0.99, weight decay 0.01)", value<std::string>()->default_value("5e-4"),
-      "LR")("warmup", "raise the lr linearly from 0.01 lr over the first STEPS steps",
-            value<std::string>()->default_value("0"),
-            "STEPS")("schedule", "constant or cosine (down to 0 at the last step, after the warmup)",
-                     value<std::string>()->default_value("constant"), "NAME")(
-      "eval-every", "validation loss every N steps (and at the end)", value<std::string>()->default_value("200"), "N")(
-      "threads", "threads for OpenMP and OpenBLAS", value<std::string>(), "N")(
-      "data", "word list, one a-z word per line (default: the project's data/words.txt)", value<std::string>(), "FILE")(
-      "curves", "write every step's training loss to FILE (CSV: run,seed,step,loss)", value<std::string>(), "FILE")(
-      "val-curves", "write each evaluation's validation loss to FILE (CSV: run,seed,step,val_loss)",
-      value<std::string>(), "FILE")("summary", "write each run's figures to FILE (JSON)", value<std::string>(), "FILE")(
-      "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
-      value<std::string>(),
-      "DIR")("init-from", "start each run from DIR/<run>.safetensors", value<std::string>(), "DIR")(
-      "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
-      value<std::string>(), "FILE")("sample", "write N words with each run's model", value<std::string>(), "N")(
-      "temperature", "divide the logits by T before sampling", value<std::string>()->default_value("1.0"), "T")(
-      "top-k", "sample among the K likeliest tokens only (0: all)", value<std::string>()->default_value("0"), "K")(
-      "sample-seed", "seed of the sampling stream", value<std::string>()->default_value("0"), "S")(
-      "stats",
-      "record each module's output and the gradient reaching it, each parameter's gradient and update, and write "
-      "them to FILE (CSV: run,seed,step,layer,quantity,statistic,value; scripts/plot_stats.sh draws it)",
-      value<std::string>(),
-      "FILE")("stats-every", "with --stats: record the first step, every N-th and the last (default: about 30 a run)",
-              value<std::string>(), "N")(
-      "attention",
-      "after training, write every layer's and head's attention weights for WORD (run as .WORD) to FILE (CSV: "
-      "run,seed,layer,head,query,key,query_token,key_token,weight; scripts/plot_attention.sh draws it)",
-      value<std::string>(), "WORD,FILE")("quiet", "no progress lines")("help", "show this help");
-  o.add_options("Model")("layers", "transformer blocks", value<std::string>()->default_value("4"), "N")(
-      "heads", "attention heads (must divide --width)", value<std::string>()->default_value("4"), "N")(
-      "width", "channels, C", value<std::string>()->default_value("64"), "N")(
-      "block-size", "positions: words of up to N - 1 letters", value<std::string>()->default_value("32"), "N")(
-      "init", "makemore (PyTorch's defaults) or xavier (xavier_uniform_ on the blocks' Linear weights, biases 0)",
-      value<std::string>()->default_value("makemore"), "NAME");
-  o.add_options("Data parallel")("distributed",
-                                 "train data-parallel on the processes mpirun started (mpirun -np N charlm "
-                                 "--distributed): each rank takes batch-size / N words of every batch; rank 0 prints "
-                                 "and writes the files")(
-      "sync-bn",
-      "with --distributed: batch and batch-masked as SyncBatchNorm (statistics over the whole global batch)");
-  o.add_options("Comparing runs")("tensorboard", "write TensorBoard event files, one per run, to DIR/<run>/seed<S>/",
-                                  value<std::string>(), "DIR")(
-      "report", "write a page comparing the runs' curves to FILE.html (opens offline)", value<std::string>(), "FILE");
-  return o;
-}
+// In --help's order.
+const apps::OptionSpec kOptions[] = {
+    {"", "norm", "comma list of layer, rms, batch, batch-masked, none, dyt", "layer", "LIST"},
+    {"", "norm-position", "comma list of pre (x + f(norm(x))) and post (norm(x + f(x)))", "pre", "LIST"},
+    {"", "seeds", "train every norm and position once per seed: 0-4, 0,3,7", "0-2", "LIST"},
+    {"", "steps", "optimizer steps per run", "1000", "N"},
+    {"", "batch-size", "words per batch", "32", "N"},
+    {"", "lr", "AdamW's learning rate (betas 0.9,0.99, weight decay 0.01)", "5e-4", "LR"},
+    {"", "warmup", "raise the lr linearly from 0.01 lr over the first STEPS steps", "0", "STEPS"},
+    {"", "schedule", "constant or cosine (down to 0 at the last step, after the warmup)", "constant", "NAME"},
+    {"", "eval-every", "validation loss every N steps (and at the end)", "200", "N"},
+    {"", "threads", "threads for OpenMP and OpenBLAS", nullptr, "N"},
+    {"", "data", "word list, one a-z word per line (default: the project's data/words.txt)", nullptr, "FILE"},
+    {"", "curves", "write every step's training loss to FILE (CSV: run,seed,step,loss)", nullptr, "FILE"},
+    {"", "val-curves", "write each evaluation's validation loss to FILE (CSV: run,seed,step,val_loss)", nullptr,
+     "FILE"},
+    {"", "summary", "write each run's figures to FILE (JSON)", nullptr, "FILE"},
+    {"", "save", "write each trained model to DIR/<run>.safetensors (several seeds: DIR/<run>_seed<S>.safetensors)",
+     nullptr, "DIR"},
+    {"", "init-from", "start each run from DIR/<run>.safetensors", nullptr, "DIR"},
+    {"", "batch-order", "FILE with one permutation of the training split per epoch: replays a run made elsewhere",
+     nullptr, "FILE"},
+    {"", "sample", "write N words with each run's model", nullptr, "N"},
+    {"", "temperature", "divide the logits by T before sampling", "1.0", "T"},
+    {"", "top-k", "sample among the K likeliest tokens only (0: all)", "0", "K"},
+    {"", "sample-seed", "seed of the sampling stream", "0", "S"},
+    {"", "stats",
+     "record each module's output and the gradient reaching it, each parameter's gradient and update, and write "
+     "them to FILE (CSV: run,seed,step,layer,quantity,statistic,value; scripts/plot_stats.sh draws it)",
+     nullptr, "FILE"},
+    {"", "stats-every", "with --stats: record the first step, every N-th and the last (default: about 30 a run)",
+     nullptr, "N"},
+    {"", "attention",
+     "after training, write every layer's and head's attention weights for WORD (run as .WORD) to FILE (CSV: "
+     "run,seed,layer,head,query,key,query_token,key_token,weight; scripts/plot_attention.sh draws it)",
+     nullptr, "WORD,FILE"},
+    {"", "quiet", "no progress lines", nullptr, nullptr},
+    {"", "help", "show this help", nullptr, nullptr},
+    {"Model", "layers", "transformer blocks", "4", "N"},
+    {"Model", "heads", "attention heads (must divide --width)", "4", "N"},
+    {"Model", "width", "channels, C", "64", "N"},
+    {"Model", "block-size", "positions: words of up to N - 1 letters", "32", "N"},
+    {"Model", "init",
+     "makemore (PyTorch's defaults) or xavier (xavier_uniform_ on the blocks' Linear weights, biases 0)", "makemore",
+     "NAME"},
+    {"Data parallel", "distributed",
+     "train data-parallel on the processes mpirun started (mpirun -np N charlm --distributed): each rank takes "
+     "batch-size / N words of every batch; rank 0 prints and writes the files",
+     nullptr, nullptr},
+    {"Data parallel", "sync-bn",
+     "with --distributed: batch and batch-masked as SyncBatchNorm (statistics over the whole global batch)", nullptr,
+     nullptr},
+    {"Comparing runs", "tensorboard", "write TensorBoard event files, one per run, to DIR/<run>/seed<S>/", nullptr,
+     "DIR"},
+    {"Comparing runs", "report", "write a page comparing the runs' curves to FILE.html (opens offline)", nullptr,
+     "FILE"},
+};
 
 std::string default_data_file() {
   const fs::path built_from = fs::path(MINIDL_DATA_DIR) / "words.txt";
@@ -85,9 +82,8 @@ void read_model(const apps::CommandLine& line, ModelOptions& m) {
   m.width = line.whole("width", 1, 1 << 16);
   m.heads = line.whole("heads", 1, m.width);
   if (m.width % m.heads != 0)
-    throw UsageError(cat("--heads ", m.heads, " does not divide --width ", m.width,
-                         ": each head takes width / heads "
-                         "channels"));
+    throw UsageError(
+        cat("--heads ", m.heads, " does not divide --width ", m.width, ": each head takes width / heads channels"));
   m.block_size = line.whole("block-size", 2, 1 << 16);
   m.init = parse_init(line.text("init"));
 }
@@ -120,12 +116,12 @@ void read_diagnostics(const apps::CommandLine& line, Settings& s) {
 }  // namespace
 
 std::optional<Settings> parse_settings(int argc, char** argv) {
-  cxxopts::Options options = command_line();
+  cxxopts::Options options = apps::declare_options("charlm",
+                                                   "Trains a character-level transformer (makemore's) on a word "
+                                                   "list, once per norm, position and seed, then writes new words.",
+                                                   kOptions);
   const apps::CommandLine line(options, argc, argv);
-  if (line.given("help")) {
-    std::cout << options.help() << "\n";
-    return std::nullopt;
-  }
+  if (line.print_help(options)) return std::nullopt;
   Settings s;
   s.norms = apps::comma_list("--norm", line.text("norm"), parse_norm);
   s.positions = apps::comma_list("--norm-position", line.text("norm-position"), parse_position);

@@ -1,6 +1,5 @@
 #include "report.hpp"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "program.hpp"
@@ -43,25 +42,17 @@ std::string results_table(const Settings& s, const std::vector<RunResult>& resul
 
 std::string curves_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,step,loss\n";
-  char row[96];
   for (const RunResult& r : results)
-    for (size_t i = 0; i < r.curve.size(); ++i) {
-      std::snprintf(row, sizeof row, ",%llu,%zu,%.9g\n", static_cast<unsigned long long>(r.seed), i + 1,
-                    double(r.curve[i]));
-      csv += run_name(r.norm, r.position) + row;
-    }
+    for (size_t i = 0; i < r.curve.size(); ++i)
+      csv += cat(run_name(r.norm, r.position), ",", r.seed, ",", i + 1, ",", lesson::exact_text(r.curve[i]), "\n");
   return csv;
 }
 
 std::string val_curves_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,step,val_loss\n";
-  char row[96];
   for (const RunResult& r : results)
-    for (const ValPoint& point : r.val_curve) {
-      std::snprintf(row, sizeof row, ",%llu,%lld,%.9g\n", static_cast<unsigned long long>(r.seed),
-                    static_cast<long long>(point.step), double(point.loss));
-      csv += run_name(r.norm, r.position) + row;
-    }
+    for (const ValPoint& point : r.val_curve)
+      csv += cat(run_name(r.norm, r.position), ",", r.seed, ",", point.step, ",", lesson::exact_text(point.loss), "\n");
   return csv;
 }
 
@@ -88,6 +79,15 @@ std::string summary_json(const Settings& s, const std::vector<RunResult>& result
                    {"init_from", s.init_from_dir}, {"batch_order", s.batch_order}};
   settings["init"] = short_name(o.model.init);
   return apps::summary_json(s, settings, stop_signal, {{"runs", runs}});
+}
+
+std::vector<apps::RunLog> run_logs(const Settings& s, const std::vector<RunResult>& results, int64_t train_words) {
+  std::vector<apps::RunLog> logs;
+  for (const RunResult& r : results) {
+    apps::RunLog& log = logs.emplace_back(run_log(s.run, r, train_words));
+    if (!r.stats.rows.empty()) log.stats = &r.stats;
+  }
+  return logs;
 }
 
 }  // namespace minidl::charlm

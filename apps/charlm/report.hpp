@@ -1,10 +1,13 @@
 #pragma once
-// What charlm prints and writes about its runs: the results table, the curves and the
-// summary.
+// What charlm prints and writes about its runs: the results table, the curves, the summary,
+// and the runs as --tensorboard and --report take them (apps/common's tensorboard_logs.hpp
+// and report_page.hpp), named as the CSVs name them ("layer-pre"), seed by seed.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "options.hpp"
+#include "run_log.hpp"
 #include "training/charlm_train.hpp"
 
 namespace minidl::charlm {
@@ -22,5 +25,9 @@ std::string val_curves_csv(const std::vector<RunResult>& results);
 /// position, seed, train_loss, val_loss, seconds, steps, interrupted, error); figures of a
 /// run that did not finish are null.
 std::string summary_json(const Settings& s, const std::vector<RunResult>& results, int stop_signal);
+
+/// Each run's curves as the CSVs hold them, with the lr of every step; the runs' training
+/// split has train_words words.
+std::vector<apps::RunLog> run_logs(const Settings& s, const std::vector<RunResult>& results, int64_t train_words);
 
 }  // namespace minidl::charlm

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 
 #include "runs/seeds.hpp"
 
@@ -32,6 +33,22 @@ double parse_real(const std::string& option, const std::string& text) {
   return value;
 }
 
+cxxopts::Options declare_options(const std::string& program, const std::string& description,
+                                 std::span<const OptionSpec> specs) {
+  cxxopts::Options options(program, description);
+  options.set_width(100);
+  for (const OptionSpec& d : specs) {
+    if (!d.value_name) {
+      options.add_options(d.group)(d.name, d.help);
+      continue;
+    }
+    auto value = cxxopts::value<std::string>();
+    if (d.default_value) value->default_value(d.default_value);
+    options.add_options(d.group)(d.name, d.help, value, d.value_name);
+  }
+  return options;
+}
+
 CommandLine::CommandLine(cxxopts::Options& options, int argc, char** argv) : args_(options.parse(argc, argv)) {
   if (given("help")) return;
   if (!args_.unmatched().empty()) throw UsageError(cat("unexpected argument \"", args_.unmatched()[0], "\""));
@@ -54,6 +71,11 @@ double CommandLine::positive(const char* name) const {
   if (!(value > 0.0 && std::isfinite(value)))
     throw UsageError(cat("--", name, " must be a positive number, got ", text(name)));
   return value;
+}
+
+bool CommandLine::print_help(const cxxopts::Options& options) const {
+  if (given("help")) std::cout << options.help() << "\n";
+  return given("help");
 }
 
 void SharedSettings::keep_quiet() {
@@ -89,15 +111,12 @@ void read_shared(const CommandLine& line, SharedSettings& s) {
   s.seeds = lesson::parse_seeds(line.text("seeds"));
   if (line.given("threads")) s.threads = int(line.whole("threads", 1, kMaxThreads));
   s.quiet = line.given("quiet");
-  s.curves = line.text("curves");
-  s.val_curves = line.text("val-curves");
-  s.summary = line.text("summary");
-  s.save_dir = line.text("save");
-  s.init_from_dir = line.text("init-from");
-  s.batch_order = line.text("batch-order");
-  s.tensorboard = line.text("tensorboard");
-  s.report = line.text("report");
-  s.stats = line.text("stats");
+  for (const auto& [path, name] :
+       {std::pair{&s.curves, "curves"}, std::pair{&s.val_curves, "val-curves"}, std::pair{&s.summary, "summary"},
+        std::pair{&s.save_dir, "save"}, std::pair{&s.init_from_dir, "init-from"},
+        std::pair{&s.batch_order, "batch-order"}, std::pair{&s.tensorboard, "tensorboard"},
+        std::pair{&s.report, "report"}, std::pair{&s.stats, "stats"}})
+    *path = line.text(name);
   if (line.given("stats-every")) {
     if (s.stats.empty()) throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
     s.stats_every = line.whole("stats-every", 1);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,20 @@ auto comma_list(const std::string& option, const std::string& list, Parse parse_
   return items;
 }
 
+/// One option: its group in --help ("" the first), name, help, default (null: none) and the
+/// name of its value (null: a flag without one). Every value is read as text, parsed below.
+struct OptionSpec {
+  const char* group;
+  const char* name;
+  const char* help;
+  const char* default_value;
+  const char* value_name;
+};
+
+/// A program's options, in --help's order.
+cxxopts::Options declare_options(const std::string& program, const std::string& description,
+                                 std::span<const OptionSpec> specs);
+
 /// A parsed command line. Unless it asks for --help, refuses a stray argument and an option
 /// given twice (it would silently keep one of its values).
 class CommandLine {
@@ -55,6 +70,8 @@ class CommandLine {
   double real(const char* name) const;
   /// A finite number above 0.
   double positive(const char* name) const;
+  /// When the line asks for --help: prints options' help to stdout and returns true.
+  bool print_help(const cxxopts::Options& options) const;
 
  private:
   cxxopts::ParseResult args_;

@@ -6,6 +6,9 @@
 #include <iostream>
 
 #include "interrupt.hpp"
+#include "minidl/io/atomic_file.hpp"
+#include "report_page.hpp"
+#include "tensorboard_logs.hpp"
 #if MINIDL_WITH_MPI
 #include "minidl/distributed/collectives.hpp"
 #include "minidl/distributed/environment.hpp"
@@ -15,26 +18,24 @@ namespace minidl::apps {
 
 int guarded_main(const std::string& program, const std::function<int()>& run,
                  const std::function<std::string()>& out_of_memory) {
+  const auto fail = [&](const std::string& what, int code) {
+    std::cerr << program << ": " << what << std::endl;
+    return code;
+  };
   try {
     return run();
   } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.what() << std::endl;
-    return 2;
+    return fail(e.what(), 2);
   } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << program << ": " << e.what() << " (see " << program << " --help)" << std::endl;
-    return 2;
+    return fail(cat(e.what(), " (see ", program, " --help)"), 2);
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << program << ": " << e.what() << std::endl;
-    return 2;
+    return fail(e.what(), 2);
   } catch (const ResourceError& e) {
-    std::cerr << program << ": " << e.what() << std::endl;
-    return 1;
+    return fail(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    std::cerr << program << ": " << out_of_memory() << std::endl;
-    return 1;
+    return fail(out_of_memory(), 1);
   } catch (const std::exception& e) {
-    std::cerr << program << ": error: " << e.what() << std::endl;
-    return 1;
+    return fail(cat("error: ", e.what()), 1);
   }
 }
 
@@ -85,6 +86,12 @@ std::string summary_json(const SharedSettings& s, const nlohmann::ordered_json& 
   for (const auto& [key, table] : tables.items()) summary[key] = table;
   if (s.distributed) summary["distributed"] = distributed_json(s);
   return summary.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+void write_comparisons(const SharedSettings& s, const std::vector<RunLog>& logs, const std::string& summary_json,
+                       const std::string& title, const std::string& results_table) {
+  if (!s.tensorboard.empty()) write_tensorboard(s.tensorboard, logs, settings_markdown(summary_json));
+  if (!s.report.empty()) io::write_file_atomically(s.report, report_page(title, logs, results_table));
 }
 
 }  // namespace minidl::apps

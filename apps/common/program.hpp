@@ -1,13 +1,14 @@
 #pragma once
 // What digits and charlm do alike around their runs: main's exit codes, each output written
-// on its own, the last word when stdout failed or a signal stopped the runs, and the
-// --summary file's frame.
+// on its own, the last word when stdout failed or a signal stopped the runs, the --summary
+// file's frame, and the pages comparing the runs.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli.hpp"
 #include "minidl/tensor/error.hpp"
+#include "run_log.hpp"
 
 namespace minidl::apps {
 
@@ -39,5 +40,10 @@ int exit_code(const std::string& program, bool failed, bool printed);
 /// indented; bytes that are not UTF-8 written as U+FFFD.
 std::string summary_json(const SharedSettings& s, const nlohmann::ordered_json& settings, int stop_signal,
                          const nlohmann::ordered_json& tables);
+
+/// Writes --tensorboard (summary_json's settings as each event file's text) and --report (the
+/// page `title`, with the results table), each that was asked for; throws naming what failed.
+void write_comparisons(const SharedSettings& s, const std::vector<RunLog>& logs, const std::string& summary_json,
+                       const std::string& title, const std::string& results_table);
 
 }  // namespace minidl::apps

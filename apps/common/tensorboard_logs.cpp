@@ -1,5 +1,6 @@
 #include "tensorboard_logs.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -41,13 +42,10 @@ void add_histograms(io::EventWriter& log, const diagnostics::StatsLog& stats) {
     while (end < rows.size() && rows[end].statistic == "bin" && rows[end].step == rows[i].step &&
            rows[end].layer == rows[i].layer && rows[end].quantity == rows[i].quantity)
       ++end;
-    if (end == i) {
-      ++i;
-      continue;
-    }
-    log.add_histogram(cat(rows[i].layer, "/", rows[i].quantity), rows[i].step,
-                      bins_to_histogram(&rows[i], rows.data() + end));
-    i = end;
+    if (end > i)
+      log.add_histogram(cat(rows[i].layer, "/", rows[i].quantity), rows[i].step,
+                        bins_to_histogram(&rows[i], rows.data() + end));
+    i = std::max(end, i + 1);
   }
 }
 

@@ -15,9 +15,11 @@ std::optional<long long> address_limit_mb() {
   return static_cast<long long>(limit.rlim_cur / 1000000);
 }
 
-}  // namespace
-
+// The address space, in MB, that `workers` training threads of `threads` OpenMP threads each
+// are given before OpenBLAS could run out: 150 + 256 per thread that calls it.
 long long address_space_needed_mb(int workers, int threads) { return 150 + 256LL * workers * threads; }
+
+}  // namespace
 
 void check_address_space(int workers, int threads) {
   const std::optional<long long> limit_mb = address_limit_mb();

@@ -13,11 +13,8 @@ namespace minidl::digits {
 
 using apps::ResourceError;
 
-/// The address space, in MB, that `workers` training threads of `threads` OpenMP threads
-/// each are given before OpenBLAS could run out: 150 + 256 per thread that calls it.
-long long address_space_needed_mb(int workers, int threads);
-
-/// Under a finite RLIMIT_AS below address_space_needed_mb(), throws ResourceError naming the
+/// Under a finite RLIMIT_AS below what `workers` training threads of `threads` OpenMP threads
+/// each need (150 MB + 256 MB per thread that calls OpenBLAS), throws ResourceError naming the
 /// limit, what is needed, and the fix (raise the limit, or --jobs 1 --threads 1).
 void check_address_space(int workers, int threads);
 

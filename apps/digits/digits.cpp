@@ -24,11 +24,10 @@
 #include "options.hpp"
 #include "output_checks.hpp"
 #include "program.hpp"
-#include "run_logs.hpp"
+#include "report.hpp"
 #include "runs/distributed.hpp"
 #include "runs/run_stats.hpp"
 #include "runs/seeds.hpp"
-#include "summary.hpp"
 #include "training/digits_train.hpp"
 
 namespace fs = std::filesystem;
@@ -144,9 +143,7 @@ std::vector<lesson::RunResult> train_all(const Settings& s, const std::vector<le
         result = lesson::train_run(data, options, progress);
       } catch (const std::exception& e) {
         if (options.parallel) throw;  // the other ranks wait for this one: end them all (run_distributed)
-        result = lesson::RunResult{};
-        result.norm = options.norm;
-        result.seed = options.seed;
+        result = lesson::RunResult{.norm = options.norm, .seed = options.seed};
         const std::string what = e.what();
         result.failure =
             what.starts_with("run \"") ? what : cat(lesson::run_label(options.norm, options.seed), ": ", what);
@@ -214,7 +211,10 @@ int run(Settings s) {
   if (!s.summary.empty()) write(s.summary, summary_json(s, results, stop_signal()));
   if (!s.stats.empty()) write(s.stats, lesson::stats_csv(results));
   if (!s.tensorboard.empty() || !s.report.empty())
-    failed |= !write_reporting("digits", [&] { write_comparisons(s, results, examples); });
+    failed |= !write_reporting("digits", [&] {
+      write_comparisons(s, run_logs(s, results, examples), summary_json(s, results, 0),
+                        "digits: " + lesson::arch_name(s.train.model.arch), results_text(s, results));
+    });
   return exit_code("digits", failed, printed);
 }
 

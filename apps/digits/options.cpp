@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <iostream>
 #include <thread>
 
 #include "cli.hpp"
@@ -20,18 +19,8 @@ namespace {
 using lesson::Arch;
 using lesson::NormKind;
 
-// One option: its group in --help ("" the first), name, help, default (null: none) and the
-// name of its value (null: a flag without one).
-struct Declared {
-  const char* group;
-  const char* name;
-  const char* help;
-  const char* default_value;
-  const char* value_name;
-};
-
-// In --help's order. Every value is read as text and parsed by apps::CommandLine (cli.hpp).
-const Declared kOptions[] = {
+// In --help's order.
+const apps::OptionSpec kOptions[] = {
     {"", "norm", "comma list of none, batch, layer, rms, group, dyt (instance: --arch cnn only)", "none,batch,layer",
      "LIST"},
     {"", "seeds", "train every norm once per seed (each seeds its initial weights and shuffling): 0-4, 0,3,7", "0-4",
@@ -103,23 +92,6 @@ const Declared kOptions[] = {
     {"Comparing runs", "report", "write a page comparing the runs' curves to FILE.html (opens offline)", nullptr,
      "FILE"},
 };
-
-cxxopts::Options command_line() {
-  cxxopts::Options options("digits",
-                           "Trains the lesson's deep tanh network on the handwritten digits, once per norm "
-                           "and seed.");
-  options.set_width(100);
-  for (const Declared& d : kOptions) {
-    if (!d.value_name) {
-      options.add_options(d.group)(d.name, d.help);
-      continue;
-    }
-    auto value = cxxopts::value<std::string>();
-    if (d.default_value) value->default_value(d.default_value);
-    options.add_options(d.group)(d.name, d.help, value, d.value_name);
-  }
-  return options;
-}
 
 // The project's data: the source tree the program was built from, else beside the executable.
 std::string default_data_dir() {
@@ -240,12 +212,10 @@ void read_model(const apps::CommandLine& line, Settings& s) {
 }  // namespace
 
 std::optional<Settings> parse_settings(int argc, char** argv) {
-  cxxopts::Options options = command_line();
+  cxxopts::Options options = apps::declare_options(
+      "digits", "Trains the lesson's deep tanh network on the handwritten digits, once per norm and seed.", kOptions);
   const apps::CommandLine line(options, argc, argv);
-  if (line.given("help")) {
-    std::cout << options.help() << "\n";
-    return std::nullopt;
-  }
+  if (line.print_help(options)) return std::nullopt;
   Settings s;
   s.norms = parse_norms(line.text("norm"));
   apps::read_shared(line, s);

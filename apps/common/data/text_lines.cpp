@@ -1,5 +1,6 @@
 #include "data/text_lines.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -21,11 +22,7 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_blank_line(std::string_view line) {
-  for (char c : line)
-    if (!is_blank(c)) return false;
-  return true;
-}
+bool is_blank_line(std::string_view line) { return std::all_of(line.begin(), line.end(), is_blank); }
 
 std::unique_ptr<std::istream> open_file(const std::string& path) {
   std::error_code error;
@@ -33,6 +30,16 @@ std::unique_ptr<std::istream> open_file(const std::string& path) {
   auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
   if (!*in) throw UsageError(cat(path, ": cannot open the file (missing or unreadable)"));
   return in;
+}
+
+// The whole field, an optional '+' before it, as a T; nothing when it is not one.
+template <typename T>
+std::optional<T> parse_field(std::string_view field) {
+  if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+  T value{};
+  auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || error != std::errc() || end != field.data() + field.size()) return std::nullopt;
+  return value;
 }
 
 std::string too_large() {
@@ -133,21 +140,11 @@ std::vector<std::string_view> split_words(std::string_view line) {
 }
 
 std::optional<double> parse_number(std::string_view field) {
-  if (!field.empty() && field.front() == '+') field.remove_prefix(1);
-  double value = 0.0;
-  auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || error != std::errc() || end != field.data() + field.size() || !std::isfinite(value))
-    return std::nullopt;
-  return value;
+  const std::optional<double> value = parse_field<double>(field);
+  return value && std::isfinite(*value) ? value : std::nullopt;
 }
 
-std::optional<int64_t> parse_integer(std::string_view field) {
-  if (!field.empty() && field.front() == '+') field.remove_prefix(1);
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || error != std::errc() || end != field.data() + field.size()) return std::nullopt;
-  return value;
-}
+std::optional<int64_t> parse_integer(std::string_view field) { return parse_field<int64_t>(field); }
 
 std::string quoted(std::string_view field) {
   constexpr size_t limit = 24;

@@ -1,7 +1,6 @@
 #include "runs/run_stats.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 #include "minidl/nn/activation.hpp"
@@ -58,12 +57,9 @@ std::unique_ptr<diagnostics::StatsRecorder> lesson_recorder(nn::Module& model) {
 
 std::string stats_rows(const std::string& run, uint64_t seed, const diagnostics::StatsLog& stats) {
   std::string csv;
-  char value[40];
-  for (const diagnostics::StatsRow& row : stats.rows) {
-    std::snprintf(value, sizeof value, "%.9g\n", row.value);
+  for (const diagnostics::StatsRow& row : stats.rows)
     csv += cat(run, ",", seed, ",", row.step, ",", row.layer, ",", row.quantity, ",", diagnostics::statistic_name(row),
-               ",", value);
-  }
+               ",", exact_text(row.value), "\n");
   return csv;
 }
 

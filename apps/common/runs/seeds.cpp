@@ -4,7 +4,8 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <iterator>
+#include <numeric>
 #include <set>
 
 #include "minidl/tensor/error.hpp"
@@ -67,20 +68,15 @@ std::string seeds_text(const std::vector<uint64_t>& seeds) {
 }
 
 Spread spread_of(const std::vector<double>& values) {
-  Spread s;
-  double sum = 0.0;
-  for (double v : values) {
-    if (!std::isfinite(v)) continue;
-    s.min = s.count ? std::min(s.min, v) : v;
-    s.max = s.count ? std::max(s.max, v) : v;
-    sum += v;
-    ++s.count;
-  }
-  if (s.count == 0) return {0, NAN, NAN, NAN, NAN};
-  s.mean = sum / double(s.count);
+  std::vector<double> finite;
+  std::copy_if(values.begin(), values.end(), std::back_inserter(finite), [](double v) { return std::isfinite(v); });
+  if (finite.empty()) return {0, NAN, NAN, NAN, NAN};
+  Spread s{.count = finite.size(),
+           .min = *std::min_element(finite.begin(), finite.end()),
+           .max = *std::max_element(finite.begin(), finite.end())};
+  s.mean = std::accumulate(finite.begin(), finite.end(), 0.0) / double(s.count);
   double squares = 0.0;
-  for (double v : values)
-    if (std::isfinite(v)) squares += (v - s.mean) * (v - s.mean);
+  for (double v : finite) squares += (v - s.mean) * (v - s.mean);
   s.sd = s.count > 1 ? std::sqrt(squares / double(s.count - 1)) : 0.0;
   return s;
 }

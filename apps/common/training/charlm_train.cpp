@@ -145,6 +145,9 @@ float evaluate(CharTransformer& model, const std::vector<std::string>& words, co
 
 RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCallback& progress) {
   const auto started = std::chrono::steady_clock::now();
+  const auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   RunResult result{.norm = o.model.norm, .position = o.model.position, .seed = o.seed};
   Generator init(o.seed);
   result.model = std::make_shared<CharTransformer>(o.model, init);
@@ -156,18 +159,11 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
   auto schedule = lesson::make_schedule(o.trainer, *optimizer, o.steps, per_epoch);
   BatchSampler sampler(o, int64_t(data.train.size()));
   const auto stats = o.stats_every > 0 ? model_recorder(model) : nullptr;
-  auto finish = [&] {
-    if (stats) result.stats = stats->take_log();
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (result.ok()) return;
-    result.train_loss = result.val_loss = std::numeric_limits<float>::quiet_NaN();
-  };
   for (int64_t step = 1; step <= o.steps; ++step) {
     if (stop_asked(o)) {
       result.interrupted = true;
       result.failure = failed_at(o, step, "interrupted");
-      finish();
-      return result;
+      break;
     }
     std::vector<int64_t> picks = sampler.next();
     for (int64_t& pick : picks) pick = data.train[size_t(pick)];
@@ -179,22 +175,25 @@ RunResult train_run(const WordSplit& data, const RunOptions& o, const ProgressCa
     if (stats) stats->after_update();
     if (schedule) schedule->step();
     result.curve.push_back(loss);
-    if (!std::isfinite(result.curve.back())) {
-      result.failure = failed_at(o, step, cat("the loss became ", result.curve.back()));
-      finish();
-      return result;
+    if (!std::isfinite(loss)) {
+      result.failure = failed_at(o, step, cat("the loss became ", loss));
+      break;
     }
     if (step % o.eval_every == 0 || step == o.steps) {
       result.val_curve.push_back({step, evaluate(model, data.words, data.val, o.parallel.get())});
       result.train_loss = mean_of_last(result.curve, step % o.eval_every == 0 ? o.eval_every : step % o.eval_every);
       result.val_loss = result.val_curve.back().loss;
-      result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      result.seconds = seconds();
       if (progress) progress(result, step, o.steps);
     }
   }
-  if (o.steps == 0) result.val_loss = evaluate(model, data.words, data.val, o.parallel.get());
-  if (o.steps == 0) result.train_loss = std::numeric_limits<float>::quiet_NaN();
-  finish();
+  if (o.steps == 0) {
+    result.val_loss = evaluate(model, data.words, data.val, o.parallel.get());
+    result.train_loss = std::numeric_limits<float>::quiet_NaN();
+  }
+  if (stats) result.stats = stats->take_log();
+  result.seconds = seconds();
+  if (!result.ok()) result.train_loss = result.val_loss = std::numeric_limits<float>::quiet_NaN();
   return result;
 }
 

@@ -26,13 +26,6 @@ constexpr uint64_t kDropoutStreamSalt = 0x9E3779B97F4A7C15ULL;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// A float's 9 significant digits: exact, so the file reads back the same bits.
-std::string exact(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", value);
-  return text;
-}
-
 // "nan", "inf", "-inf" (printf and iostreams may write "-nan").
 std::string non_finite_text(float value) {
   if (std::isnan(value)) return "nan";
@@ -134,6 +127,12 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
   return {loss, float(double(correct) / double(targets.numel()))};
 }
 
+std::string exact_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
 std::string figure_text(double value, int decimals) {
   if (!std::isfinite(value)) return non_finite_text(float(value));
   constexpr double kLargestFixed = 1e6;  // past it, fixed form is a row of digits
@@ -164,10 +163,7 @@ std::string summary_line(const RunResult& result) {
 
 RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const EpochCallback& on_epoch) {
   const auto start = Clock::now();
-  RunResult result;
-  result.norm = o.norm;
-  result.arch = o.model.arch;
-  result.seed = o.seed;
+  RunResult result{.norm = o.norm, .arch = o.model.arch, .seed = o.seed};
   Generator init(o.seed);  // the run's own: runs on several threads draw the same numbers
   // Dropout's masks come from a stream of the run's own too, apart from the init's.
   auto dropout_stream = std::make_shared<Generator>(o.seed ^ kDropoutStreamSalt);
@@ -244,9 +240,7 @@ RunResult train_run(const data::DigitsSplit& data, const TrainOptions& o, const 
     stats->disarm();  // a step that diverged recorded its forward only
     result.stats = stats->take_log();
   }
-  if (!result.ok()) {
-    result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
-  }
+  if (!result.ok()) result.train_loss = result.val_loss = result.val_accuracy = std::numeric_limits<float>::quiet_NaN();
   result.seconds = seconds_since(start);
   return result;
 }
@@ -255,7 +249,7 @@ std::string curves_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,epoch,step,loss\n";
   for (const RunResult& r : results)
     for (const StepLoss& s : r.curve)
-      csv += cat(short_name(r.norm), ",", r.seed, ",", s.epoch, ",", s.step, ",", exact(s.loss), "\n");
+      csv += cat(short_name(r.norm), ",", r.seed, ",", s.epoch, ",", s.step, ",", exact_text(s.loss), "\n");
   return csv;
 }
 
@@ -263,8 +257,8 @@ std::string validation_csv(const std::vector<RunResult>& results) {
   std::string csv = "run,seed,epoch,step,val_loss,val_accuracy\n";
   for (const RunResult& r : results)
     for (const EpochValidation& v : r.validation)
-      csv += cat(short_name(r.norm), ",", r.seed, ",", v.epoch, ",", v.step, ",", exact(v.loss), ",", exact(v.accuracy),
-                 "\n");
+      csv += cat(short_name(r.norm), ",", r.seed, ",", v.epoch, ",", v.step, ",", exact_text(v.loss), ",",
+                 exact_text(v.accuracy), "\n");
   return csv;
 }
 

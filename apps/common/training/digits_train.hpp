@@ -88,20 +88,20 @@ struct RunResult {
   NormKind norm = NormKind::None;
   Arch arch = Arch::MLP;
   uint64_t seed = 0;
-  std::vector<StepLoss> curve;              // every optimizer step, in order
-  std::vector<EpochValidation> validation;  // after every completed epoch
+  std::vector<StepLoss> curve{};              // every optimizer step, in order
+  std::vector<EpochValidation> validation{};  // after every completed epoch
   /// Set when the run did not finish: its loss turned NaN or infinite (the message names run,
   /// seed, epoch and step and suggests a lower learning rate), it was refused before training
   /// (see refusal()), or it failed with an error. The figures below are then NaN.
-  std::optional<std::string> failure;
+  std::optional<std::string> failure{};
   bool interrupted = false;  // stopped by TrainOptions::stop; failure says where
   bool diverged = false;     // a loss, weight or final figure turned NaN or infinite
   float train_loss = 0.0f;   // eval mode, the whole training split
   float val_loss = 0.0f;     // eval mode, the validation split
   float val_accuracy = 0.0f;
-  double seconds = 0.0;                   // build + train + evaluate
-  std::shared_ptr<nn::Sequential> model;  // the trained model
-  diagnostics::StatsLog stats;            // the recorded steps' statistics (stats_every > 0)
+  double seconds = 0.0;                     // build + train + evaluate
+  std::shared_ptr<nn::Sequential> model{};  // the trained model
+  diagnostics::StatsLog stats{};            // the recorded steps' statistics (stats_every > 0)
 
   bool ok() const { return !failure.has_value(); }
 };
@@ -112,6 +112,10 @@ Evaluation evaluate(nn::Module& model, const Tensor& inputs, const Tensor& targe
 
 /// "run \"batch\" (BatchNorm1d, seed 3)": how messages name a run.
 std::string run_label(NormKind norm, uint64_t seed, Arch arch = Arch::MLP);
+
+/// A figure as the CSVs write it: 9 significant digits ("%.9g"), exact for a float, so the
+/// file reads back the same bits.
+std::string exact_text(double value);
 
 /// A figure as the results print it: fixed with `decimals` decimals below 1e6 in magnitude,
 /// exponent form beyond (a loss of 3.1e31 reads "3.100e+31", not 32 digits that run into

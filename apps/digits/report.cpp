@@ -1,10 +1,12 @@
-#include "summary.hpp"
+#include "report.hpp"
 
 #include <array>
 #include <nlohmann/json.hpp>
 
 #include "program.hpp"
+#include "runs/run_stats.hpp"
 #include "runs/seeds.hpp"
+#include "training/lr_trace.hpp"
 
 namespace minidl::digits {
 
@@ -32,6 +34,13 @@ nlohmann::ordered_json trainer_json(const lesson::TrainerSetup& t) {
 }
 
 }  // namespace
+
+std::string results_text(const Settings& s, const std::vector<lesson::RunResult>& results) {
+  if (s.seeds.size() > 1) return lesson::seed_table(results, s.norms, s.seeds);
+  std::string text;
+  for (const lesson::RunResult& result : results) text += lesson::summary_line(result) + "\n";
+  return text;
+}
 
 std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>& results, int stop_signal) {
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
@@ -73,6 +82,22 @@ std::string summary_json(const Settings& s, const std::vector<lesson::RunResult>
                                      {"batch_order", s.batch_order},
                                      {"trainer", trainer_json(t.trainer)}};
   return apps::summary_json(s, settings, stop_signal, {{"norms", norms}, {"runs", runs}});
+}
+
+std::vector<apps::RunLog> run_logs(const Settings& s, const std::vector<lesson::RunResult>& results,
+                                   int64_t train_examples) {
+  const lesson::TrainOptions& t = s.train;
+  const int64_t per_epoch = lesson::steps_per_epoch(train_examples, t.batch_size, t.drop_last);
+  const int64_t total_steps = t.steps ? *t.steps : t.epochs * per_epoch;
+  std::vector<apps::RunLog> logs;
+  for (const lesson::RunResult& r : results) {
+    apps::RunLog& log = logs.emplace_back(apps::RunLog{.name = lesson::short_name(r.norm), .seed = r.seed});
+    const std::vector<double> lrs = lesson::lr_trace(t.trainer, t.lr, total_steps, per_epoch, int64_t(r.curve.size()));
+    for (size_t i = 0; i < r.curve.size(); ++i) log.steps.push_back({r.curve[i].step, r.curve[i].loss, lrs[i]});
+    for (const lesson::EpochValidation& v : r.validation) log.evals.push_back({v.step, v.loss, v.accuracy});
+    if (!r.stats.rows.empty()) log.stats = &r.stats;
+  }
+  return logs;
 }
 
 }  // namespace minidl::digits
