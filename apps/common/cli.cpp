@@ -111,12 +111,15 @@ void read_shared(const CommandLine& line, SharedSettings& s) {
   s.seeds = lesson::parse_seeds(line.text("seeds"));
   if (line.given("threads")) s.threads = int(line.whole("threads", 1, kMaxThreads));
   s.quiet = line.given("quiet");
-  for (const auto& [path, name] :
-       {std::pair{&s.curves, "curves"}, std::pair{&s.val_curves, "val-curves"}, std::pair{&s.summary, "summary"},
-        std::pair{&s.save_dir, "save"}, std::pair{&s.init_from_dir, "init-from"},
-        std::pair{&s.batch_order, "batch-order"}, std::pair{&s.tensorboard, "tensorboard"},
-        std::pair{&s.report, "report"}, std::pair{&s.stats, "stats"}})
-    *path = line.text(name);
+  s.curves = line.text("curves");
+  s.val_curves = line.text("val-curves");
+  s.summary = line.text("summary");
+  s.save_dir = line.text("save");
+  s.init_from_dir = line.text("init-from");
+  s.batch_order = line.text("batch-order");
+  s.tensorboard = line.text("tensorboard");
+  s.report = line.text("report");
+  s.stats = line.text("stats");
   if (line.given("stats-every")) {
     if (s.stats.empty()) throw UsageError("--stats-every needs --stats FILE: it says how often --stats records");
     s.stats_every = line.whole("stats-every", 1);
